@@ -1,0 +1,51 @@
+"""Building candidate tool calls from vendor fields, and deciding whether one can run as sent."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from conformance.types import ToolCall
+
+
+def call_from_json_string(call_id: Any, name: Any, arguments: Any) -> ToolCall:
+    """A call whose vendor sends the arguments as a JSON string (OpenAI, Bedrock stream fragments)."""
+    text = arguments if isinstance(arguments, str) else ""
+    parsed: Any = None
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        parsed = None
+    return ToolCall(
+        call_id=call_id if isinstance(call_id, str) else "",
+        name=name if isinstance(name, str) else "",
+        arguments=text,
+        parsed_arguments=parsed if isinstance(parsed, dict) else None,
+    )
+
+
+def call_from_object(call_id: Any, name: Any, arguments: Any, *, synthesized_id: bool = False) -> ToolCall:
+    """A call whose vendor sends the arguments as a parsed object (Anthropic, Gemini, Bedrock)."""
+    return ToolCall(
+        call_id=call_id if isinstance(call_id, str) else "",
+        name=name if isinstance(name, str) else "",
+        arguments=compact_json(arguments),
+        parsed_arguments=arguments if isinstance(arguments, dict) else None,
+        synthesized_id=synthesized_id,
+    )
+
+
+def compact_json(value: Any) -> str:
+    """One canonical spelling of a JSON value, so object-valued arguments compare across modes."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+
+
+def invalid_call_detail(call: ToolCall) -> str | None:
+    """Why a call cannot be executed as sent, or None when it can."""
+    if not call.call_id:
+        return "a tool call has no id"
+    if not call.name:
+        return f"tool call {call.call_id} has no name"
+    if call.parsed_arguments is None:
+        return f"tool call {call.call_id} ({call.name}): arguments are not a JSON object: {call.arguments[:80]!r}"
+    return None

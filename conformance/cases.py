@@ -1,0 +1,271 @@
+"""Finding, loading and validating case files and the fixtures they name, collecting every problem."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from conformance.adapter import Task
+from conformance.errors import InputError, Problem
+from conformance.http import lower_headers
+from conformance.schemas import schema_errors
+from conformance.world import Principal, World
+from conformance.yamlfile import MAX_FILE_BYTES, line_for, load_yaml
+
+CASE_FILE = "case.yaml"
+WORLD_FILE = "world.yaml"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RecordedTurn:
+    """One recorded vendor response: status, headers and the body (JSON value or text)."""
+
+    status: int
+    headers: Mapping[str, str]
+    body: Any
+    source: str
+    """Where the body came from: a fixture path or ``inline``."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Expectation:
+    """What the business expects: an outcome and, optionally, the kind of every turn."""
+
+    outcome: str
+    turns: tuple[str, ...] | None = None
+    why: str | None = None
+    """Set when a provider override replaced the case's expectation."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProviderFixtures:
+    """A provider's recorded turns for one case, and its expectation override if it honestly differs."""
+
+    turns: tuple[RecordedTurn, ...]
+    override: Expectation | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Case:
+    """One task, the outcome the business expects, and per provider the wire turns that replay it."""
+
+    id: str
+    scenario: str
+    title: str
+    proves: str
+    path: str
+    task: Task
+    principal: Principal
+    max_turns: int
+    max_tool_calls: int
+    approvals: frozenset[str]
+    expect: Expectation
+    answer_contains: tuple[str, ...]
+    providers: Mapping[str, ProviderFixtures]
+    world: World = field(repr=False)
+
+    def expectation_for(self, provider: str) -> Expectation:
+        fixtures = self.providers.get(provider)
+        override = fixtures.override if fixtures else None
+        if override is None:
+            return self.expect
+        return Expectation(
+            outcome=override.outcome or self.expect.outcome,
+            turns=override.turns if override.turns is not None else self.expect.turns,
+            why=override.why,
+        )
+
+
+def shown_path(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def discover(roots: list[Path]) -> list[Path]:
+    files: list[Path] = []
+    for root in roots:
+        if not root.is_dir():
+            raise InputError([Problem(str(root), None, "cases folder not found", "pass an existing folder to --cases")])
+        files.extend(sorted(root.rglob(CASE_FILE)))
+    return files
+
+
+def load_cases(roots: list[Path], *, max_file_bytes: int = MAX_FILE_BYTES) -> list[Case]:
+    """Every case under ``roots``, sorted by id; raises InputError listing every problem found."""
+    problems: list[Problem] = []
+    cases: list[Case] = []
+    seen: dict[str, str] = {}
+    for root in roots:
+        world = _load_world(root, problems, max_file_bytes)
+        for path in discover([root]):
+            case = _load_case(path, root, world, problems, max_file_bytes)
+            if case is None:
+                continue
+            if case.id in seen:
+                problems.append(Problem(case.path, 1, f"duplicate case id '{case.id}' (also in {seen[case.id]})",
+                                        "give every case a unique id"))
+                continue
+            seen[case.id] = case.path
+            cases.append(case)
+    if problems:
+        raise InputError(problems)
+    return sorted(cases, key=lambda case: case.id)
+
+
+def _load_world(root: Path, problems: list[Problem], max_file_bytes: int) -> World | None:
+    path = root / WORLD_FILE
+    shown = shown_path(path)
+    if not path.is_file():
+        problems.append(Problem(shown, None, "world file not found",
+                                f"create {WORLD_FILE} in the cases folder with the tools and data"))
+        return None
+    try:
+        document, lines = load_yaml(path, shown, max_bytes=max_file_bytes)
+    except InputError as error:
+        problems.extend(error.problems)
+        return None
+    found = [Problem(shown, line_for(lines, pointer), message, fix, pointer)
+             for pointer, message, fix in schema_errors("world.schema.json", document)]
+    if found:
+        problems.extend(found)
+        return None
+    return World.from_document(document)
+
+
+def _load_case(path: Path, root: Path, world: World | None, problems: list[Problem],
+               max_file_bytes: int) -> Case | None:
+    shown = shown_path(path)
+    try:
+        document, lines = load_yaml(path, shown, max_bytes=max_file_bytes)
+    except InputError as error:
+        problems.extend(error.problems)
+        return None
+    found = [Problem(shown, line_for(lines, pointer), message, fix, pointer)
+             for pointer, message, fix in schema_errors("case.schema.json", document)]
+    if found:
+        problems.extend(found)
+        return None
+    if world is None:
+        return None
+
+    def problem(pointer: str, message: str, fix: str) -> None:
+        found.append(Problem(shown, line_for(lines, pointer), message, fix, pointer))
+
+    task_doc = document["task"]
+    tool_names = task_doc.get("tools", [])
+    for index, name in enumerate(tool_names):
+        if name not in world.tools:
+            problem(f"/task/tools/{index}", f"tool '{name}' is not defined in {WORLD_FILE}",
+                    f"use one of: {', '.join(sorted(world.tools))}")
+    for index, name in enumerate(document.get("approvals", [])):
+        if name not in world.tools:
+            problem(f"/approvals/{index}", f"approved tool '{name}' is not defined in {WORLD_FILE}",
+                    f"use one of: {', '.join(sorted(world.tools))}")
+    choice = task_doc.get("tool_choice", "auto")
+    if isinstance(choice, dict) and choice["tool"] not in tool_names:
+        problem("/task/tool_choice/tool", f"forced tool '{choice['tool']}' is not among the offered tools",
+                "add it to task.tools or force an offered tool")
+
+    providers: dict[str, ProviderFixtures] = {}
+    for provider, spec in document["providers"].items():
+        turns = []
+        for index, turn in enumerate(spec["turns"]):
+            pointer = f"/providers/{provider}/turns/{index}"
+            recorded = _load_turn(turn, path, root, pointer, problem, max_file_bytes)
+            if recorded is not None:
+                turns.append(recorded)
+        override = spec.get("expect")
+        providers[provider] = ProviderFixtures(
+            turns=tuple(turns),
+            override=Expectation(
+                outcome=override.get("outcome", ""),
+                turns=tuple(override["turns"]) if "turns" in override else None,
+                why=override["why"],
+            ) if override else None,
+        )
+    if found:
+        problems.extend(found)
+        return None
+
+    expect = document["expect"]
+    output_schema = task_doc.get("output_schema")
+    task = Task(
+        instructions=task_doc["instructions"],
+        input=task_doc["input"],
+        tools=tuple(world.tools[name].spec() for name in tool_names),
+        output_schema=output_schema,
+        output_schema_name=task_doc.get("output_schema_name", "answer"),
+        max_output_tokens=task_doc.get("max_output_tokens", 1024),
+        tool_choice="tool" if isinstance(choice, dict) else choice,
+        tool_name=choice["tool"] if isinstance(choice, dict) else None,
+    )
+    return Case(
+        id=document["id"],
+        scenario=document["scenario"],
+        title=document["title"],
+        proves=document.get("proves", ""),
+        path=shown,
+        task=task,
+        principal=Principal(**document["principal"]),
+        max_turns=document["budget"]["max_turns"],
+        max_tool_calls=document["budget"]["max_tool_calls"],
+        approvals=frozenset(document.get("approvals", [])),
+        expect=Expectation(outcome=expect["outcome"], turns=tuple(expect["turns"]) if "turns" in expect else None),
+        answer_contains=tuple(expect.get("answer_contains", ())),
+        providers=providers,
+        world=world,
+    )
+
+
+def _load_turn(turn: Mapping[str, Any], case_path: Path, root: Path, pointer: str, problem: Any,
+               max_file_bytes: int) -> RecordedTurn | None:
+    status = turn.get("status", 200)
+    headers = lower_headers(turn.get("headers"))
+    if "inline" in turn:
+        return RecordedTurn(status=status, headers=headers, body=turn["inline"], source="inline")
+    if "text" in turn:
+        return RecordedTurn(status=status, headers=headers, body=turn["text"], source="inline")
+    relative = turn["body"]
+    target = case_path.parent / relative
+    root_resolved = root.resolve()
+    if Path(relative).is_absolute() or not _inside(target, root_resolved):
+        problem(f"{pointer}/body", f"fixture path '{relative}' leaves the cases folder",
+                "keep fixtures inside the cases folder, next to the case file")
+        return None
+    if not target.is_file():
+        folder = target.parent
+        existing = sorted(p.name for p in folder.iterdir() if p.is_file()) if folder.is_dir() else []
+        listing = ", ".join(existing) if existing else f"no files in {shown_path(folder)}"
+        problem(f"{pointer}/body", f"fixture file '{relative}' not found (existing: {listing})",
+                "fix the path or add the fixture")
+        return None
+    size = target.stat().st_size
+    if size > max_file_bytes:
+        problem(f"{pointer}/body", f"fixture '{relative}' is {size} bytes, over the {max_file_bytes}-byte limit",
+                "trim the fixture, or raise the limit with --max-file-bytes")
+        return None
+    try:
+        text = target.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        problem(f"{pointer}/body", f"fixture '{relative}' is not UTF-8", "save it as UTF-8")
+        return None
+    try:
+        body = json.loads(text)
+    except ValueError as error:
+        line = getattr(error, "lineno", None)
+        problem(f"{pointer}/body", f"fixture '{relative}' is not valid JSON (line {line}: {error})",
+                "record the body exactly as received, or use `text:` for a non-JSON body")
+        return None
+    return RecordedTurn(status=status, headers=headers, body=body, source=shown_path(target))
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        path.resolve().relative_to(root)
+    except (ValueError, OSError):
+        return False
+    return True

@@ -1,0 +1,14 @@
+"""One recorded response → one contract kind, through an adapter: HTTP status first, then the body."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from conformance.adapter import Adapter
+from conformance.types import ModelResponse
+
+
+def classify_response(adapter: Adapter, status: int, headers: Mapping[str, str], body: Any) -> ModelResponse:
+    if status >= 400:
+        return adapter.classify_error(status, body, headers)
+    return adapter.classify_body(body)

@@ -1,0 +1,84 @@
+"""Call correlation, checked on the requests an adapter built (CONTRACT.md, "Call correlation").
+
+Id uniqueness is reported here and enforced by the loop (a reuse ends it as ``duplicate_call_id``).
+Every follow-up request must keep the static prefix byte-identical, only grow the history at the end,
+re-send the prior output items verbatim and in order, and answer each prior call exactly once.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Sequence
+
+from conformance.adapter import Adapter
+from conformance.types import ModelResponse
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def check_correlation(
+    adapter: Adapter, requests: Sequence[dict[str, Any]], responses: Sequence[ModelResponse]
+) -> dict[str, Any]:
+    problems: list[str] = []
+    parts = [adapter.read_request(request) for request in requests]
+    calls = sum(len(response.calls) for response in responses)
+    ids = [call.call_id for response in responses for call in response.calls if not call.synthesized_id]
+    results = matched = 0
+    for index in range(1, len(parts)):
+        turn = index + 1
+        previous, current = parts[index - 1], parts[index]
+        if _canonical(current.prefix) != _canonical(parts[0].prefix):
+            problems.append(f"turn {turn}: the static prefix changed ({_changed_keys(parts[0].prefix, current.prefix)})")
+        if list(current.history[: len(previous.history)]) != list(previous.history):
+            problems.append(f"turn {turn}: the history of turn {index} was rewritten, not extended")
+            continue
+        tail = list(current.history[len(previous.history):])
+        replayed = list(responses[index - 1].output_items)
+        if tail[: len(replayed)] != replayed:
+            problems.append(f"turn {turn}: the output items of turn {index} were not re-sent verbatim and in order")
+        new_results = list(current.results[len(previous.results):])
+        results += len(new_results)
+        matched += _match(turn, responses[index - 1], new_results, problems)
+    return {
+        "calls": calls,
+        "results": results,
+        "matched": matched,
+        "ids_unique": len(ids) == len(set(ids)),
+        "synthesized_ids": sum(call.synthesized_id for response in responses for call in response.calls),
+        "problems": problems,
+    }
+
+
+def _match(turn: int, response: ModelResponse, new_results: list[tuple[str | None, str | None]],
+           problems: list[str]) -> int:
+    """Pair each result with one call of the previous response: by id, or by name and order when synthesized."""
+    open_calls = list(response.calls)
+    matched = 0
+    for call_id, name in new_results:
+        found = None
+        for call in open_calls:
+            if call_id is not None and not call.synthesized_id and call.call_id == call_id:
+                found = call
+                break
+            if call_id is None and call.synthesized_id and call.name == name:
+                found = call
+                break
+        if found is None:
+            echoed = call_id if call_id is not None else f"(no id, name {name})"
+            problems.append(f"turn {turn}: tool result {echoed} answers no call of turn {turn - 1}")
+            continue
+        open_calls.remove(found)
+        matched += 1
+    for call in open_calls:
+        problems.append(f"turn {turn}: call {call.call_id} ({call.name}) of turn {turn - 1} got no result")
+    return matched
+
+
+def _changed_keys(first: Any, current: Any) -> str:
+    if isinstance(first, dict) and isinstance(current, dict):
+        keys = sorted(key for key in set(first) | set(current) if _canonical(first.get(key)) != _canonical(current.get(key)))
+        return "keys: " + ", ".join(keys) if keys else "key order"
+    return "not a mapping"
+

@@ -1,0 +1,208 @@
+"""The bounded tool loop: replays recorded turns through an adapter and decides the business outcome.
+
+It returns an outcome for anything a vendor or a model can do; it raises only for the suite's own
+misuse (a case that recorded fewer turns than the loop needs).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from conformance.adapter import Adapter, ModelTurn, ToolResult, ToolResults, TranscriptEntry, UserMessage
+from conformance.cases import Case, RecordedTurn
+from conformance.classify import classify_response
+from conformance.errors import InputError, Problem
+from conformance.schemas import compiled
+from conformance.types import InvalidToolCall, ModelResponse, Text, ToolCall
+from conformance.world import Receipt
+
+OUTCOMES = (
+    "answer_ready",
+    "unverified_answer",
+    "schema_invalid",
+    "permission_denied",
+    "unknown_tool",
+    "invalid_arguments",
+    "duplicate_call_id",
+    "budget_exhausted",
+)
+
+
+@dataclass(slots=True)
+class LoopRun:
+    """Everything one loop did: requests sent, responses classified, tools run, and the outcome."""
+
+    outcome: str = ""
+    detail: str = ""
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    responses: list[ModelResponse] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)
+    statuses: list[int] = field(default_factory=list)
+    receipts: list[dict[str, Any]] = field(default_factory=list)
+    leaks: list[str] = field(default_factory=list)
+    """Protected values that reached the model after a denial (must stay empty)."""
+    world_writes: list[dict[str, Any]] = field(default_factory=list)
+
+
+def run_loop(case: Case, provider: str, adapter: Adapter, turns: tuple[RecordedTurn, ...]) -> LoopRun:
+    run = LoopRun()
+    world = case.world.fork()
+    transcript: list[TranscriptEntry] = [UserMessage(text=case.task.input)]
+    seen_ids: set[str] = set()
+    calls_used = 0
+    tools = {spec.name: world.tools[spec.name] for spec in case.task.tools}
+    for index in range(case.max_turns):
+        run.requests.append(adapter.build_request(case.task, transcript))
+        if index >= len(turns):
+            raise InputError([_missing_turn(case, provider, index, run)])
+        recorded = turns[index]
+        response = classify_response(adapter, recorded.status, recorded.headers, recorded.body)
+        if isinstance(response, Text) and case.task.output_schema is not None:
+            response = replace(response, parsed=_parse_json(response.text))
+        run.responses.append(response)
+        run.sources.append(recorded.source)
+        run.statuses.append(recorded.status)
+
+        if response.kind == "text":
+            assert isinstance(response, Text)
+            run.outcome, run.detail = _verify(case, response, run.receipts)
+            break
+        if response.kind == "invalid_tool_call":
+            assert isinstance(response, InvalidToolCall)
+            undeclared = [call.name for call in response.calls if call.name and call.name not in tools]
+            if response.undeclared_tool or undeclared:
+                run.outcome, run.detail = "unknown_tool", response.detail
+            else:
+                run.outcome, run.detail = "invalid_tool_call", response.detail
+            break
+        if response.kind != "tool_calls":
+            run.outcome = response.kind
+            break
+
+        transcript.append(ModelTurn(response=response))
+        if calls_used + len(response.calls) > case.max_tool_calls:
+            run.outcome = "budget_exhausted"
+            run.detail = (f"turn {index + 1} asked for {len(response.calls)} call(s) with {calls_used} of "
+                          f"{case.max_tool_calls} already used")
+            break
+        results: list[ToolResult] = []
+        stop = False
+        for call in response.calls:
+            verdict = _check_call(call, seen_ids, tools)
+            if verdict:
+                run.outcome, run.detail = verdict
+                stop = True
+                break
+            seen_ids.add(call.call_id)
+            calls_used += 1
+            tool = tools[call.name]
+            arguments = call.parsed_arguments or {}
+            receipt = world.execute(tool, arguments, case.principal, approved=call.name in case.approvals)
+            run.receipts.append(_receipt_record(index, call, receipt))
+            if receipt.denied:
+                record_key = arguments.get(tool.key)
+                protected = world.protected_values(tool.collection, record_key) if isinstance(record_key, str) else []
+                sent = json.dumps(receipt.output, ensure_ascii=False)
+                run.leaks.extend(value for value in protected if value in sent)
+                run.outcome = "permission_denied"
+                run.detail = f"{call.name}: {receipt.denied}"
+                stop = True
+                break
+            results.append(ToolResult(call=call, output=receipt.output, is_error=receipt.is_error))
+        if stop:
+            break
+        transcript.append(ToolResults(results=tuple(results)))
+    else:
+        run.outcome = "budget_exhausted"
+        run.detail = f"the turn budget of {case.max_turns} ran out with tool calls still coming"
+    run.world_writes = list(world.writes)
+    return run
+
+
+def _check_call(call: ToolCall, seen_ids: set[str], tools: dict[str, Any]) -> tuple[str, str] | None:
+    if not call.synthesized_id and call.call_id in seen_ids:
+        return "duplicate_call_id", f"call id {call.call_id} was already used in this loop"
+    tool = tools.get(call.name)
+    if tool is None:
+        return "unknown_tool", f"the model asked for '{call.name}', which was not offered"
+    errors = sorted(compiled(_canonical(tool.parameters)).iter_errors(call.parsed_arguments or {}),
+                    key=lambda error: list(error.absolute_path))
+    if errors:
+        return "invalid_arguments", f"{call.name}: {errors[0].message}"
+    return None
+
+
+def _verify(case: Case, answer: Text, receipts: list[dict[str, Any]]) -> tuple[str, str]:
+    """``answer_ready`` only when the answer states what the receipts say (structure is not truth)."""
+    if case.task.output_schema is not None:
+        if answer.parsed is None:
+            return "schema_invalid", "the answer is not valid JSON"
+        errors = list(compiled(_canonical(case.task.output_schema)).iter_errors(answer.parsed))
+        if errors:
+            return "schema_invalid", errors[0].message
+        stated = _scalars(answer.parsed)
+    else:
+        stated = None
+    evidence = [receipt["evidence"] for receipt in receipts if receipt["evidence"]]
+    missing: list[str] = []
+    for facts in evidence:
+        for name, value in facts.items():
+            if not _states(answer.text, stated, value):
+                missing.append(f"{name}={value}")
+    for expected in case.answer_contains:
+        if not _states(answer.text, stated, expected):
+            missing.append(repr(expected))
+    if missing:
+        return "unverified_answer", f"the answer does not state {', '.join(missing)}"
+    if not evidence and not case.answer_contains and case.task.output_schema is None:
+        return "unverified_answer", "nothing to verify the answer against (no receipts, no expected answer)"
+    return "answer_ready", ""
+
+
+def _states(text: str, stated: set[str] | None, value: Any) -> bool:
+    needle = str(value).casefold()
+    if stated is not None:
+        return needle in stated
+    return needle in text.casefold()
+
+
+def _scalars(value: Any) -> set[str]:
+    if isinstance(value, dict):
+        return {item for child in value.values() for item in _scalars(child)}
+    if isinstance(value, list):
+        return {item for child in value for item in _scalars(child)}
+    return {str(value).casefold()}
+
+
+def _parse_json(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def _canonical(schema: Any) -> str:
+    return json.dumps(schema, sort_keys=True)
+
+
+def _receipt_record(turn: int, call: ToolCall, receipt: Receipt) -> dict[str, Any]:
+    return {
+        "turn": turn + 1,
+        "call_id": call.call_id,
+        "tool": call.name,
+        "output": dict(receipt.output),
+        "is_error": receipt.is_error,
+        "denied": receipt.denied,
+        "evidence": dict(receipt.evidence),
+    }
+
+
+def _missing_turn(case: Case, provider: str, index: int, run: LoopRun) -> Problem:
+    last = run.responses[-1] if run.responses else None
+    why = (f"turn {index} ended with {last.kind} ({last.raw}), so the loop asked for turn {index + 1}"
+           if last else "the loop needs at least one turn")
+    return Problem(case.path, None,
+                   f"provider '{provider}': no recorded turn {index + 1}; recorded turns: 1..{index}; {why}",
+                   f"record turn {index + 1} for {provider}, or lower budget.max_turns")

@@ -1,0 +1,103 @@
+"""All pytest glue: every ``case.yaml`` becomes one test item per provider and mode.
+
+Item ids read ``cases/normal/case.yaml::normal[openai-chat-body]``, so ``-k normal`` or
+``-k openai-chat`` select as a pytest user expects.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from conformance.cases import CASE_FILE, WORLD_FILE, Case, load_cases
+from conformance.errors import InputError
+from conformance.registry import select_adapters
+from conformance.report import build_report, write_reports
+from conformance.runner import MODES, run_case
+
+_CASES_KEY = pytest.StashKey[dict[Path, list[Case]]]()
+_ROWS_KEY = pytest.StashKey[list[dict[str, Any]]]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("conformance")
+    group.addoption("--conformance-adapter", action="append", default=[],
+                    help="run the cases against your own adapter too (module:object)")
+    group.addoption("--conformance-report", default=None, metavar="DIR",
+                    help="write report.json and report.md for the case items that ran")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.stash[_CASES_KEY] = {}
+    config.stash[_ROWS_KEY] = []
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if file_path.name == CASE_FILE:
+        return CaseFile.from_parent(parent, path=file_path)
+    return None
+
+
+def _cases_root(path: Path) -> Path:
+    for folder in path.parents:
+        if (folder / WORLD_FILE).is_file():
+            return folder
+    return path.parent
+
+
+class CaseFile(pytest.File):
+    def collect(self) -> Iterator[pytest.Item]:
+        root = _cases_root(self.path)
+        cache = self.config.stash[_CASES_KEY]
+        if root not in cache:
+            cache[root] = load_cases([root])
+        adapters = select_adapters(None, self.config.getoption("conformance_adapter"))
+        for case in cache[root]:
+            if Path(case.path).resolve() != self.path.resolve():
+                continue
+            for provider in sorted(case.providers):
+                if provider not in adapters:
+                    continue
+                for mode in MODES:
+                    yield CaseItem.from_parent(self, name=f"{case.id}[{provider}-{mode}]", case=case,
+                                               provider=provider, mode=mode)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, InputError):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+
+class CaseFailed(Exception):
+    """A case × provider × mode did not meet its expectation."""
+
+
+class CaseItem(pytest.Item):
+    def __init__(self, *, case: Case, provider: str, mode: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.case, self.provider, self.mode = case, provider, mode
+
+    def runtest(self) -> None:
+        adapters = select_adapters(None, self.config.getoption("conformance_adapter"))
+        row = run_case(self.case, self.provider, adapters[self.provider], self.mode)
+        self.config.stash[_ROWS_KEY].append(row)
+        if not row["passed"]:
+            raise CaseFailed("\n".join(row["failures"]))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, (CaseFailed, InputError)):
+            return f"{self.case.path} [{self.provider}, {self.mode}]\n{excinfo.value}"
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, 0, f"case {self.case.id} [{self.provider}, {self.mode}]"
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    directory = session.config.getoption("conformance_report")
+    rows = session.config.stash.get(_ROWS_KEY, [])
+    if directory and rows:
+        providers = sorted({row["provider"] for row in rows})
+        write_reports(build_report(rows, providers), Path(directory))

@@ -1,0 +1,97 @@
+"""The report as data (builtins only), and its JSON and Markdown renderings, written atomically."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+
+def build_report(rows: list[dict[str, Any]], providers: list[str]) -> dict[str, Any]:
+    rows = sorted(rows, key=lambda row: (row["case"], row["provider"], row["mode"]))
+    passed = sum(1 for row in rows if row["passed"])
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "providers": sorted(providers),
+        "summary": {"rows": len(rows), "passed": passed, "failed": len(rows) - passed,
+                    "cases": len({row["case"] for row in rows})},
+        "results": rows,
+    }
+
+
+def render_json(report: dict[str, Any]) -> str:
+    return json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def _cell(row: dict[str, Any]) -> str:
+    chain = " → ".join(turn["kind"] for turn in row["turns"]) or "—"
+    mark = "✅" if row["passed"] else "❌"
+    note = " ⚑" if row["override"] else ""
+    return f"{mark} {chain} ⇒ **{row['outcome']}**{note}"
+
+
+def _escape(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def render_markdown(report: dict[str, Any]) -> str:
+    rows = report["results"]
+    providers = report["providers"]
+    summary = report["summary"]
+    lines = [
+        "# Conformance report",
+        "",
+        f"{summary['passed']} of {summary['rows']} case × provider × mode results passed "
+        f"({summary['cases']} cases, {len(providers)} providers).",
+        "",
+    ]
+    failed = [row for row in rows if not row["passed"]]
+    if failed:
+        lines += ["## Failures", ""]
+        for row in failed:
+            lines.append(f"- **{row['case']}** [{row['provider']}, {row['mode']}]: "
+                         + "; ".join(_escape(failure) for failure in row["failures"]))
+        lines.append("")
+    modes = sorted({row["mode"] for row in rows})
+    for mode in modes:
+        lines += [f"## Matrix ({mode} mode): turn kinds ⇒ outcome", ""]
+        lines.append("| case | expected | " + " | ".join(providers) + " |")
+        lines.append("|---|---|" + "---|" * len(providers))
+        by_key = {(row["case"], row["provider"]): row for row in rows if row["mode"] == mode}
+        for case in sorted({row["case"] for row in rows if row["mode"] == mode}):
+            any_row = next(row for (name, _), row in by_key.items() if name == case)
+            cells = [_cell(by_key[(case, provider)]) if (case, provider) in by_key else "—" for provider in providers]
+            lines.append(f"| {case} | {any_row['expected']['outcome']} | " + " | ".join(cells) + " |")
+        lines.append("")
+    overrides = [row for row in rows if row["override"]]
+    if overrides:
+        lines += ["## Provider differences (⚑ overrides)", ""]
+        for row in overrides:
+            lines.append(f"- **{row['case']}** [{row['provider']}]: expects {row['expected']['outcome']} — "
+                         f"{_escape(row['override']['why'])}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` so that a reader sees the old file or the new one, never half of one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def write_reports(report: dict[str, Any], directory: Path) -> list[Path]:
+    outputs = {directory / "report.json": render_json(report), directory / "report.md": render_markdown(report)}
+    for path, text in outputs.items():
+        write_atomic(path, text)
+    return list(outputs)

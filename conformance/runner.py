@@ -1,0 +1,92 @@
+"""Runs cases against adapters and turns each case × provider × mode into one report row (builtins only)."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from conformance.adapter import Adapter
+from conformance.cases import Case
+from conformance.correlation import check_correlation
+from conformance.errors import InputError
+from conformance.loop import LoopRun, run_loop
+from conformance.types import USAGE_FIELDS, ModelResponse
+
+MODES = ("body",)
+
+
+def run_case(case: Case, provider: str, adapter: Adapter, mode: str = "body") -> dict[str, Any]:
+    fixtures = case.providers[provider]
+    expectation = case.expectation_for(provider)
+    row: dict[str, Any] = {
+        "case": case.id,
+        "scenario": case.scenario,
+        "title": case.title,
+        "provider": provider,
+        "mode": mode,
+        "expected": {"outcome": expectation.outcome, "turns": list(expectation.turns or [])},
+        "override": {"why": expectation.why} if expectation.why else None,
+    }
+    try:
+        run = run_loop(case, provider, adapter, fixtures.turns)
+    except InputError:
+        raise
+    except Exception as error:  # noqa: BLE001 - a user's adapter must not take the whole run down
+        row.update(outcome="error", detail=f"the adapter raised {error.__class__.__name__}: {error}",
+                   passed=False, failures=[f"the adapter raised {error.__class__.__name__}: {error}"],
+                   turns=[], correlation=None, usage=None, receipts=[], leaks=[], world_writes=[])
+        return row
+    correlation = check_correlation(adapter, run.requests, run.responses)
+    turns = [_turn_record(index, response, run) for index, response in enumerate(run.responses)]
+    failures = _failures(expectation.outcome, expectation.turns, run, turns, correlation)
+    row.update(
+        outcome=run.outcome,
+        detail=run.detail,
+        passed=not failures,
+        failures=failures,
+        turns=turns,
+        correlation=correlation,
+        usage=total_usage(run.responses),
+        receipts=run.receipts,
+        leaks=run.leaks,
+        world_writes=run.world_writes,
+    )
+    return row
+
+
+def run_all(cases: Iterable[Case], adapters: dict[str, Adapter]) -> list[dict[str, Any]]:
+    rows = []
+    for case in cases:
+        for provider, adapter in adapters.items():
+            if provider in case.providers:
+                for mode in MODES:
+                    rows.append(run_case(case, provider, adapter, mode))
+    return sorted(rows, key=lambda row: (row["case"], row["provider"], row["mode"]))
+
+
+def _turn_record(index: int, response: ModelResponse, run: LoopRun) -> dict[str, Any]:
+    record = {"turn": index + 1, "source": run.sources[index], "http_status": run.statuses[index]}
+    record.update(response.to_dict())
+    return record
+
+
+def _failures(outcome: str, turns_expected: tuple[str, ...] | None, run: LoopRun, turns: list[dict[str, Any]],
+              correlation: dict[str, Any]) -> list[str]:
+    failures = []
+    if run.outcome != outcome:
+        failures.append(f"outcome: expected {outcome}, got {run.outcome}" + (f" ({run.detail})" if run.detail else ""))
+    actual = [turn["kind"] for turn in turns]
+    if turns_expected is not None and list(turns_expected) != actual:
+        failures.append(f"turn kinds: expected {' → '.join(turns_expected)}, got {' → '.join(actual) or 'none'}")
+    failures.extend(f"correlation: {problem}" for problem in correlation["problems"])
+    failures.extend(f"leak: a denied call returned protected value {value!r}" for value in run.leaks)
+    return failures
+
+
+def total_usage(responses: list[ModelResponse]) -> dict[str, int | None]:
+    """Per field, the sum over the turns that reported it; None when no turn did."""
+    totals: dict[str, int | None] = {}
+    for name in USAGE_FIELDS:
+        values = [getattr(response.usage, name) for response in responses if response.usage is not None]
+        known = [value for value in values if value is not None]
+        totals[name] = sum(known) if known else None
+    return totals

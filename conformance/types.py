@@ -1,0 +1,257 @@
+"""The internal types every adapter maps a vendor response to (CONTRACT.md, "Internal kinds").
+
+Business code depends on these, never on a wire format. Each kind is a small frozen dataclass with a
+``kind`` tag; wire JSON stays plain dicts at the edge and only travels here as opaque ``output_items``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Mapping
+
+USAGE_FIELDS = (
+    "input_tokens",
+    "cached_input_tokens",
+    "cache_write_tokens",
+    "output_tokens",
+    "reasoning_tokens",
+    "total_tokens",
+)
+
+KINDS = (
+    "text",
+    "tool_calls",
+    "refusal",
+    "incomplete",
+    "retryable_error",
+    "fatal_error",
+    "invalid_tool_call",
+    "unsupported",
+    "empty",
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Usage:
+    """Token usage in one accounting for every vendor; a count the vendor does not report is None."""
+
+    input_tokens: int | None = None
+    """All prompt tokens, cache reads and writes included."""
+    cached_input_tokens: int | None = None
+    """Prompt tokens read from the vendor's prompt cache."""
+    cache_write_tokens: int | None = None
+    """Prompt tokens written to the vendor's prompt cache."""
+    output_tokens: int | None = None
+    """All generated tokens, reasoning included."""
+    reasoning_tokens: int | None = None
+    """Generated tokens spent on reasoning/thinking."""
+    total_tokens: int | None = None
+    """Input plus output, as the vendor reports it (or computed where it reports none)."""
+    raw: Mapping[str, Any] | None = None
+    """The vendor's own usage object, unchanged."""
+
+    def normalized(self) -> dict[str, int | None]:
+        return {name: getattr(self, name) for name in USAGE_FIELDS}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCall:
+    """One candidate tool call; the executor decides whether it runs."""
+
+    call_id: str
+    """The vendor's correlation id (or a synthesized one, see ``synthesized_id``)."""
+    name: str
+    """The tool name the model asked for."""
+    arguments: str
+    """The arguments exactly as sent: a JSON string (objects are serialized compactly)."""
+    parsed_arguments: Mapping[str, Any] | None = None
+    """The arguments as a JSON object, or None when they are not one."""
+    synthesized_id: bool = False
+    """True when the vendor sent no id and the adapter made one up."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "call_id": self.call_id,
+            "name": self.name,
+            "arguments": self.arguments,
+            "synthesized_id": self.synthesized_id,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelResponse:
+    """What one vendor response means; subclasses are the contract kinds."""
+
+    kind: ClassVar[str] = ""
+    raw: str
+    """The raw vendor value that decided the kind, e.g. ``finish_reason=length``."""
+    response_id: str | None = None
+    """The vendor's response id, when it sent one."""
+    model: str | None = None
+    """The model the vendor says answered."""
+    usage: Usage | None = None
+    """Normalized usage; None when unknown (e.g. an HTTP error or an interrupted stream)."""
+    output_items: tuple[Any, ...] = ()
+    """The vendor's assistant history entries exactly as received; the next request re-sends them."""
+    provider_details: Mapping[str, Any] = field(default_factory=dict)
+    """Vendor extras worth keeping (e.g. a refusal category); never used for classification."""
+
+    @property
+    def calls(self) -> tuple[ToolCall, ...]:
+        return ()
+
+    def extras(self) -> dict[str, Any]:
+        """The kind's own fields, for the report and ``inspect``."""
+        return {}
+
+    def to_dict(self) -> dict[str, Any]:
+        usage = self.usage
+        result: dict[str, Any] = {
+            "kind": self.kind,
+            "raw": self.raw,
+            "calls": [call.to_dict() for call in self.calls],
+            "text": getattr(self, "text", None),
+            "usage": usage.normalized() if usage else None,
+            "raw_usage": dict(usage.raw) if usage and usage.raw is not None else None,
+            "response_id": self.response_id,
+            "model": self.model,
+        }
+        result.update(self.extras())
+        if self.provider_details:
+            result["provider_details"] = dict(self.provider_details)
+        return result
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Text(ModelResponse):
+    """A candidate final answer."""
+
+    kind: ClassVar[str] = "text"
+    text: str
+    """The answer text (reasoning/thought text excluded)."""
+    parsed: Any = None
+    """The answer parsed as JSON when the task requested an output schema."""
+
+    def extras(self) -> dict[str, Any]:
+        return {"parsed": self.parsed} if self.parsed is not None else {}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCalls(ModelResponse):
+    """One or more candidate tool calls."""
+
+    kind: ClassVar[str] = "tool_calls"
+    tool_calls: tuple[ToolCall, ...]
+    """The calls, in the order the vendor sent them."""
+    text: str | None = None
+    """Any text the model wrote beside the calls."""
+
+    @property
+    def calls(self) -> tuple[ToolCall, ...]:
+        return self.tool_calls
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Refusal(ModelResponse):
+    """The vendor declined to answer."""
+
+    kind: ClassVar[str] = "refusal"
+    source: str
+    """``model`` (an explicit refusal signal) or ``filter`` (a safety/policy filter)."""
+    text: str | None = None
+    """Refusal text, if any."""
+
+    def extras(self) -> dict[str, Any]:
+        return {"source": self.source}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Incomplete(ModelResponse):
+    """Generation stopped before a usable answer."""
+
+    kind: ClassVar[str] = "incomplete"
+    reason: str
+    """``max_tokens``, ``context_window``, ``pause_turn``, ``continuation`` or ``other``."""
+    text: str | None = None
+    """Partial text, never a final answer."""
+
+    def extras(self) -> dict[str, Any]:
+        return {"reason": self.reason}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RetryableError(ModelResponse):
+    """The same request may succeed later."""
+
+    kind: ClassVar[str] = "retryable_error"
+    reason: str
+    """``rate_limit``, ``overloaded``, ``server_error``, ``timeout``, ``interrupted``, ..."""
+    http_status: int | None = None
+    """The HTTP status, when the error came as one."""
+    retry_after_s: float | None = None
+    """The delay the vendor asked for, in seconds, when it gave one."""
+    message: str | None = None
+    """The vendor's error message."""
+
+    def extras(self) -> dict[str, Any]:
+        return {
+            "reason": self.reason,
+            "http_status": self.http_status,
+            "retry_after_s": self.retry_after_s,
+            "message": self.message,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FatalError(ModelResponse):
+    """Retrying the same request will not help."""
+
+    kind: ClassVar[str] = "fatal_error"
+    reason: str
+    """``context_window``, ``quota``, ``auth``, ``invalid_request``, ``policy``, ``not_found``, ..."""
+    http_status: int | None = None
+    """The HTTP status, when the error came as one."""
+    message: str | None = None
+    """The vendor's error message."""
+
+    def extras(self) -> dict[str, Any]:
+        return {"reason": self.reason, "http_status": self.http_status, "message": self.message}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InvalidToolCall(ModelResponse):
+    """A tool call that cannot be executed as sent."""
+
+    kind: ClassVar[str] = "invalid_tool_call"
+    detail: str
+    """What is wrong with it."""
+    tool_calls: tuple[ToolCall, ...] = ()
+    """The calls as sent, when there were any."""
+    undeclared_tool: bool = False
+    """True when the vendor itself says the model called a tool that was not declared."""
+
+    @property
+    def calls(self) -> tuple[ToolCall, ...]:
+        return self.tool_calls
+
+    def extras(self) -> dict[str, Any]:
+        return {"detail": self.detail, "undeclared_tool": self.undeclared_tool}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Unsupported(ModelResponse):
+    """A shape the adapter does not know; never guessed into another kind."""
+
+    kind: ClassVar[str] = "unsupported"
+    raw_type: str
+    """The unknown thing, by name (an item type, a status, a stop value)."""
+
+    def extras(self) -> dict[str, Any]:
+        return {"raw_type": self.raw_type}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Empty(ModelResponse):
+    """Completed, but nothing usable came back."""
+
+    kind: ClassVar[str] = "empty"

@@ -1,0 +1,15 @@
+"""OpenAI Chat Completions (``POST /v1/chat/completions``) and OpenAI-compatible servers, JSON bodies."""
+
+from conformance.adapter import Adapter
+from providers.openai_chat.request import build_request, read_request
+from providers.openai_chat.response import classify_body
+from providers.openai_common.errors import classify_error
+
+ADAPTER = Adapter(
+    id="openai-chat",
+    build_request=build_request,
+    read_request=read_request,
+    classify_body=classify_body,
+    classify_error=classify_error,
+    description="OpenAI Chat Completions and compatible servers, POST /v1/chat/completions",
+)

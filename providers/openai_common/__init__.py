@@ -1,0 +1,1 @@
+"""Wire facts the two OpenAI APIs share: the error body, its codes and the usage-count helper."""

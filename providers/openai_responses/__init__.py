@@ -1,0 +1,15 @@
+"""OpenAI Responses API (``POST /v1/responses``), JSON bodies."""
+
+from conformance.adapter import Adapter
+from providers.openai_common.errors import classify_error
+from providers.openai_responses.request import build_request, read_request
+from providers.openai_responses.response import classify_body
+
+ADAPTER = Adapter(
+    id="openai-responses",
+    build_request=build_request,
+    read_request=read_request,
+    classify_body=classify_body,
+    classify_error=classify_error,
+    description="OpenAI Responses API, POST /v1/responses",
+)

@@ -1,0 +1,22 @@
+"""Responses ``usage`` → normalized usage: input already includes cached tokens, output includes reasoning."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from conformance.types import Usage
+from conformance.usage import count
+
+
+def normalize_usage(raw: Any) -> Usage | None:
+    if not isinstance(raw, Mapping):
+        return None
+    return Usage(
+        input_tokens=count(raw, "input_tokens"),
+        cached_input_tokens=count(raw, "input_tokens_details", "cached_tokens"),
+        cache_write_tokens=count(raw, "input_tokens_details", "cache_write_tokens"),
+        output_tokens=count(raw, "output_tokens"),
+        reasoning_tokens=count(raw, "output_tokens_details", "reasoning_tokens"),
+        total_tokens=count(raw, "total_tokens"),
+        raw=raw,
+    )
