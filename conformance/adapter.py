@@ -6,8 +6,9 @@ it hands it a status, headers and a body (or a stream) and gets one contract kin
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Sequence, Union
+from typing import Any
 
 from conformance.types import ModelResponse, ToolCall
 
@@ -81,7 +82,7 @@ class ToolResults:
     results: tuple[ToolResult, ...]
 
 
-TranscriptEntry = Union[UserMessage, ModelTurn, ToolResults]
+TranscriptEntry = UserMessage | ModelTurn | ToolResults
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from conformance.cases import load_cases
 from conformance.classify import classify_response
@@ -85,7 +86,8 @@ def _inspect(arguments: argparse.Namespace) -> int:
     for header in arguments.header:
         name, separator, value = header.partition(":")
         if not separator or not name.strip():
-            raise InputError([Problem("--header", None, f"expected K:V, got {header!r}", "e.g. --header retry-after:2")])
+            raise InputError([Problem("--header", None, f"expected K:V, got {header!r}",
+                                      "e.g. --header retry-after:2")])
         headers[name.strip()] = value.strip()
     try:
         data = arguments.file.read_bytes()

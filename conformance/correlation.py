@@ -8,7 +8,8 @@ re-send the prior output items verbatim and in order, and answer each prior call
 from __future__ import annotations
 
 import json
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from conformance.adapter import Adapter
 from conformance.types import ModelResponse
@@ -30,7 +31,8 @@ def check_correlation(
         turn = index + 1
         previous, current = parts[index - 1], parts[index]
         if _canonical(current.prefix) != _canonical(parts[0].prefix):
-            problems.append(f"turn {turn}: the static prefix changed ({_changed_keys(parts[0].prefix, current.prefix)})")
+            changed = _changed_keys(parts[0].prefix, current.prefix)
+            problems.append(f"turn {turn}: the static prefix changed ({changed})")
         if list(current.history[: len(previous.history)]) != list(previous.history):
             problems.append(f"turn {turn}: the history of turn {index} was rewritten, not extended")
             continue
@@ -78,7 +80,9 @@ def _match(turn: int, response: ModelResponse, new_results: list[tuple[str | Non
 
 def _changed_keys(first: Any, current: Any) -> str:
     if isinstance(first, dict) and isinstance(current, dict):
-        keys = sorted(key for key in set(first) | set(current) if _canonical(first.get(key)) != _canonical(current.get(key)))
+        keys = sorted(
+            key for key in set(first) | set(current) if _canonical(first.get(key)) != _canonical(current.get(key))
+        )
         return "keys: " + ", ".join(keys) if keys else "key order"
     return "not a mapping"
 

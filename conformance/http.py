@@ -6,7 +6,7 @@ defaults only decide what a vendor leaves unsaid.
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 # (retryable?, reason) by HTTP status; the SDKs of OpenAI and Anthropic retry 408, 409, 429 and >= 500.
 STATUS_DEFAULTS: dict[int, tuple[bool, str]] = {

@@ -6,8 +6,9 @@ Item ids read ``cases/normal/case.yaml::normal[openai-chat-body]``, so ``-k norm
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import difflib
 import json
-from functools import lru_cache
+from collections.abc import Iterator
+from functools import cache, lru_cache
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
@@ -14,7 +15,7 @@ from jsonschema.exceptions import ValidationError
 SCHEMA_DIR = Path(__file__).parent / "schema"
 
 
-@lru_cache(maxsize=None)
+@cache
 def validator(name: str) -> Draft202012Validator:
     schema = json.loads((SCHEMA_DIR / name).read_text(encoding="utf-8"))
     Draft202012Validator.check_schema(schema)

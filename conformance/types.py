@@ -6,8 +6,9 @@ Business code depends on these, never on a wire format. Each kind is a small fro
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 USAGE_FIELDS = (
     "input_tokens",

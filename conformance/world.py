@@ -6,8 +6,9 @@ Tools run with the principal of the trusted session, never with identity taken f
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from conformance.adapter import ToolSpec
 

@@ -42,12 +42,12 @@ def load_yaml(path: Path, shown: str, *, max_bytes: int = MAX_FILE_BYTES) -> tup
         document = loader.construct_document(node) if node is not None else None
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
-        line = mark.line + 1 if mark else None
+        mark_line = mark.line + 1 if mark else None
         problem = str(error.problem or error.context or "invalid YAML")
         if "could not determine a constructor" in problem:
-            raise InputError([Problem(shown, line, f"YAML tag refused: {problem}",
+            raise InputError([Problem(shown, mark_line, f"YAML tag refused: {problem}",
                                       "case files hold plain data; remove the tag")]) from None
-        raise InputError([Problem(shown, line, f"YAML syntax error: {problem}",
+        raise InputError([Problem(shown, mark_line, f"YAML syntax error: {problem}",
                                   "check indentation and quoting on that line")]) from None
     except yaml.YAMLError as error:
         raise InputError([Problem(shown, None, f"YAML error: {error}", "check the file")]) from None

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from conformance.adapter import ModelTurn, RequestParts, Task, TranscriptEntry, UserMessage
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from conformance.http import default_error, parse_retry_after
 from conformance.types import FatalError, ModelResponse, Refusal, RetryableError

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from conformance.calls import call_from_json_string, invalid_call_detail
 from conformance.types import (
@@ -93,7 +94,7 @@ CLIENT_BUILTIN_ITEMS = frozenset(
 def classify_body(body: Any) -> ModelResponse:
     if not isinstance(body, Mapping):
         return Unsupported(raw=f"body={type(body).__name__}", raw_type=f"body of type {type(body).__name__}")
-    common = {
+    common: dict[str, Any] = {
         "response_id": _string(body.get("id")),
         "model": _string(body.get("model")),
         "usage": normalize_usage(body.get("usage")),
@@ -163,9 +164,7 @@ def _scan_items(items: tuple[Any, ...]) -> _Scan:
         elif item_type in CALL_ITEMS:
             arguments = item.get("arguments") if item_type == "function_call" else item.get("input")
             scan.calls.append(call_from_json_string(item.get("call_id"), item.get("name"), arguments))
-        elif item_type == "tool_search_call" and item.get("execution") != "client":
-            continue
-        elif item_type in IGNORED_ITEMS:
+        elif item_type == "tool_search_call" and item.get("execution") != "client" or item_type in IGNORED_ITEMS:
             continue
         elif item_type in CLIENT_BUILTIN_ITEMS or item_type == "tool_search_call":
             scan.mark_unknown(f"{item_type} (a built-in tool the client must run)", where)

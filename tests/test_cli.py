@@ -1,0 +1,139 @@
+"""The command line as a user meets it: exit codes, one-line errors, inspect output (CONTRACT.md)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformance.cli import main
+from tests.helpers import CASES, FIXTURES
+
+
+def run_cli(*arguments: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "conformance", *arguments], capture_output=True, text=True,
+                          cwd=cwd, check=False)
+
+
+def inspect(capsys: pytest.CaptureFixture[str], *arguments: str) -> dict:
+    assert main(["inspect", *arguments]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_inspect_chat_forced_tool_with_finish_stop(capsys: pytest.CaptureFixture[str]) -> None:
+    path = FIXTURES / "openai-chat/body-forced-tool-finish-stop.json"
+    result = inspect(capsys, "--provider", "openai-chat", str(path))
+    assert result["kind"] == "tool_calls"
+    assert result["calls"][0]["call_id"] == "call_F1"
+    assert set(result["usage"]) == {"input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens",
+                                    "reasoning_tokens", "total_tokens"}
+
+
+def test_inspect_insufficient_quota_is_fatal_quota(capsys: pytest.CaptureFixture[str]) -> None:
+    result = inspect(capsys, "--provider", "openai-chat", "--status", "429", "--header", "retry-after: 20",
+                     str(FIXTURES / "openai-chat/error-429-insufficient-quota.json"))
+    assert (result["kind"], result["reason"], result["http_status"]) == ("fatal_error", "quota", 429)
+
+
+def test_inspect_rate_limit_keeps_retry_after(capsys: pytest.CaptureFixture[str]) -> None:
+    result = inspect(capsys, "--provider", "openai-responses", "--status", "429", "--header", "Retry-After:3",
+                     str(FIXTURES / "openai-responses/error-429-rate-limit.json"))
+    assert (result["kind"], result["retry_after_s"]) == ("retryable_error", 3.0)
+
+
+def test_inspect_unknown_item_names_it(capsys: pytest.CaptureFixture[str]) -> None:
+    path = FIXTURES / "openai-responses/unknown-item-type.json"
+    result = inspect(capsys, "--provider", "openai-responses", str(path))
+    assert (result["kind"], result["raw_type"]) == ("unsupported", "hologram_call")
+
+
+def test_inspect_non_json_exits_2_with_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "body.json"
+    bad.write_text("<html>oops</html>")
+    completed = run_cli("inspect", "--provider", "openai-chat", str(bad))
+    assert completed.returncode == 2
+    assert completed.stdout == ""
+    assert len(completed.stderr.strip().splitlines()) == 1
+    assert "not JSON" in completed.stderr and "Traceback" not in completed.stderr
+
+
+def test_inspect_unknown_provider_exits_2() -> None:
+    completed = run_cli("inspect", "--provider", "nope", str(FIXTURES / "openai-chat/body-text.json"))
+    assert completed.returncode == 2 and "unknown provider" in completed.stderr
+
+
+def test_run_writes_reports_and_exits_0(tmp_path: Path) -> None:
+    completed = run_cli("run", "--report-dir", str(tmp_path))
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["summary"]["failed"] == 0
+    assert {row["provider"] for row in report["results"]} >= {"openai-responses", "openai-chat"}
+    assert (tmp_path / "report.md").read_text().startswith("# Conformance report")
+
+
+def copy_cases(tmp_path: Path) -> Path:
+    target = tmp_path / "cases"
+    shutil.copytree(CASES, target)
+    return target
+
+
+def test_run_exits_1_when_a_stop_reason_changes(tmp_path: Path) -> None:
+    cases = copy_cases(tmp_path)
+    fixture = cases / "truncation/openai-chat/turn1.json"
+    fixture.write_text(fixture.read_text().replace('"finish_reason": "length"', '"finish_reason": "stop"'))
+    completed = run_cli("run", "--cases", str(cases), "--report-dir", str(tmp_path / "out"))
+    assert completed.returncode == 1
+    report = json.loads((tmp_path / "out/report.json").read_text())
+    failed = [(row["case"], row["provider"]) for row in report["results"] if not row["passed"]]
+    assert failed == [("truncation", "openai-chat")]
+
+
+def test_validate_reports_yaml_error_with_file_and_line(tmp_path: Path) -> None:
+    cases = copy_cases(tmp_path)
+    path = cases / "normal/case.yaml"
+    lines = path.read_text().splitlines()
+    lines[4] = "title: [unclosed"
+    path.write_text("\n".join(lines) + "\n")
+    completed = run_cli("validate", "--cases", str(cases))
+    assert completed.returncode == 2
+    assert "normal/case.yaml:" in completed.stderr and "YAML syntax error" in completed.stderr
+    assert "Traceback" not in completed.stderr
+
+
+def test_validate_reports_unknown_key_with_line_and_suggestion(tmp_path: Path) -> None:
+    cases = copy_cases(tmp_path)
+    path = cases / "normal/case.yaml"
+    text = path.read_text().replace("budget:", "budjet:", 1)
+    path.write_text(text)
+    line = next(number for number, content in enumerate(text.splitlines(), 1) if content.startswith("budjet:"))
+    completed = run_cli("validate", "--cases", str(cases))
+    assert completed.returncode == 2
+    assert f"normal/case.yaml:{line}: unknown key 'budjet'" in completed.stderr
+    assert "did you mean 'budget'" in completed.stderr
+
+
+def test_validate_reports_missing_fixture_listing_existing_files(tmp_path: Path) -> None:
+    cases = copy_cases(tmp_path)
+    (cases / "normal/openai-chat/turn2.json").unlink()
+    completed = run_cli("validate", "--cases", str(cases))
+    assert completed.returncode == 2
+    assert "normal/case.yaml:" in completed.stderr
+    assert "fixture file 'openai-chat/turn2.json' not found (existing: turn1.json)" in completed.stderr
+
+
+def test_validate_refuses_a_fixture_path_outside_the_cases_folder(tmp_path: Path) -> None:
+    cases = copy_cases(tmp_path)
+    path = cases / "refusal/case.yaml"
+    path.write_text(path.read_text().replace("body: openai-chat/turn1.json", "body: ../../outside.json"))
+    (tmp_path / "outside.json").write_text("{}")
+    completed = run_cli("validate", "--cases", str(cases))
+    assert completed.returncode == 2 and "leaves the cases folder" in completed.stderr
+
+
+def test_validate_ok_on_the_bundled_cases() -> None:
+    completed = run_cli("validate", "--cases", str(CASES))
+    assert completed.returncode == 0 and completed.stdout.startswith("ok: ")

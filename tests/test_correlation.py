@@ -1,0 +1,86 @@
+"""Correlation checks catch an adapter that breaks the follow-up request in any of the ways users hit."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from conformance.adapter import Adapter
+from conformance.cases import load_cases
+from conformance.correlation import check_correlation
+from conformance.loop import run_loop
+from conformance.registry import builtin_adapters
+from tests.helpers import CASES
+
+CASE = {case.id: case for case in load_cases([CASES])}
+
+
+def correlate(adapter: Adapter, case_id: str = "normal", provider: str = "openai-responses") -> dict[str, Any]:
+    case = CASE[case_id]
+    run = run_loop(case, provider, adapter, case.providers[provider].turns)
+    return check_correlation(adapter, run.requests, run.responses)
+
+
+def test_built_in_adapters_correlate_every_call_in_every_case() -> None:
+    for provider, adapter in builtin_adapters().items():
+        for case in CASE.values():
+            if provider in case.providers:
+                result = correlate(adapter, case.id, provider)
+                assert result["problems"] == [], (case.id, provider)
+                assert result["matched"] == result["results"]
+
+
+def _wrap(adapter: Adapter, change: Any) -> Adapter:
+    def build_request(task: Any, transcript: Any) -> dict[str, Any]:
+        return change(adapter.build_request(task, transcript))
+
+    return dataclasses.replace(adapter, build_request=build_request)
+
+
+def test_a_wrong_call_id_in_the_tool_result_is_caught() -> None:
+    def change(request: dict[str, Any]) -> dict[str, Any]:
+        for item in request["input"]:
+            if item.get("type") == "function_call_output":
+                item["call_id"] = "call_WRONG"
+        return request
+
+    problems = correlate(_wrap(builtin_adapters()["openai-responses"], change))["problems"]
+    assert any("call_WRONG answers no call" in problem for problem in problems)
+    assert any("got no result" in problem for problem in problems)
+
+
+def test_a_dropped_reasoning_item_is_caught() -> None:
+    def change(request: dict[str, Any]) -> dict[str, Any]:
+        request["input"] = [item for item in request["input"] if item.get("type") != "reasoning"]
+        return request
+
+    problems = correlate(_wrap(builtin_adapters()["openai-responses"], change))["problems"]
+    assert any("not re-sent verbatim" in problem for problem in problems)
+
+
+def test_a_changed_static_prefix_is_caught() -> None:
+    def change(request: dict[str, Any]) -> dict[str, Any]:
+        request["instructions"] += f" (turn {len(request['input'])})"
+        return request
+
+    problems = correlate(_wrap(builtin_adapters()["openai-responses"], change))["problems"]
+    assert any("static prefix changed (keys: instructions)" in problem for problem in problems)
+
+
+def test_a_rewritten_history_is_caught_for_chat() -> None:
+    def change(request: dict[str, Any]) -> dict[str, Any]:
+        request["messages"][1] = {"role": "user", "content": f"rewritten {len(request['messages'])}"}
+        return request
+
+    problems = correlate(_wrap(builtin_adapters()["openai-chat"], change), provider="openai-chat")["problems"]
+    assert any("rewritten, not extended" in problem for problem in problems)
+
+
+def test_a_result_sent_twice_is_an_orphan() -> None:
+    def change(request: dict[str, Any]) -> dict[str, Any]:
+        tools = [message for message in request["messages"] if message.get("role") == "tool"]
+        request["messages"].extend(dict(message) for message in tools)
+        return request
+
+    problems = correlate(_wrap(builtin_adapters()["openai-chat"], change), provider="openai-chat")["problems"]
+    assert any("answers no call" in problem for problem in problems)

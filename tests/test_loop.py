@@ -1,0 +1,204 @@
+"""The bounded loop: every outcome in CONTRACT.md is reachable, and each one for the right reason."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from conformance.cases import Case, Expectation, ProviderFixtures, RecordedTurn
+from conformance.cases import load_cases as _load_cases
+from conformance.loop import run_loop
+from conformance.world import Principal
+from providers.openai_responses import ADAPTER
+from tests.helpers import CASES
+
+WORLD = _load_cases([CASES])[0].world
+GET_ORDER = WORLD.tools["get_order"].spec()
+REFUND = WORLD.tools["refund_order"].spec()
+
+
+def body(*items: dict[str, Any], status: str = "completed", **extra: Any) -> dict[str, Any]:
+    return {"id": "resp_1", "object": "response", "status": status, "model": "m", "output": list(items),
+            "usage": {"input_tokens": 10, "output_tokens": 2, "total_tokens": 12}, **extra}
+
+
+def call(call_id: str, name: str = "get_order", **arguments: Any) -> dict[str, Any]:
+    return {"type": "function_call", "id": "fc_" + call_id, "call_id": call_id, "name": name,
+            "arguments": json.dumps(arguments), "status": "completed"}
+
+
+def text(value: str) -> dict[str, Any]:
+    return {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+            "content": [{"type": "output_text", "text": value, "annotations": []}]}
+
+
+def make_case(*bodies: Any, tools: tuple[Any, ...] = (GET_ORDER,), max_turns: int = 4, max_tool_calls: int = 4,
+              output_schema: dict[str, Any] | None = None, approvals: frozenset[str] = frozenset(),
+              answer_contains: tuple[str, ...] = (), status: int = 200) -> Case:
+    from conformance.adapter import Task
+
+    turns = tuple(RecordedTurn(status=status if index == 0 and status != 200 else 200, headers={}, body=item,
+                               source="inline") for index, item in enumerate(bodies))
+    return Case(
+        id="t", scenario="t", title="t", proves="", path="t.yaml",
+        task=Task(instructions="i", input="q", tools=tools, output_schema=output_schema),
+        principal=Principal(tenant="shop-a", user="u-100"),
+        max_turns=max_turns, max_tool_calls=max_tool_calls, approvals=approvals,
+        expect=Expectation(outcome="answer_ready"), answer_contains=answer_contains,
+        providers={"openai-responses": ProviderFixtures(turns=turns)}, world=WORLD,
+    )
+
+
+def outcome(case: Case) -> str:
+    return run_loop(case, "openai-responses", ADAPTER, case.providers["openai-responses"].turns).outcome
+
+
+def test_answer_ready_when_the_answer_states_the_receipt() -> None:
+    case = make_case(body(call("c1", order_id="ORD-1001")), body(text("ORD-1001 is shipped.")))
+    assert outcome(case) == "answer_ready"
+
+
+def test_unverified_answer_when_the_answer_contradicts_the_receipt() -> None:
+    case = make_case(body(call("c1", order_id="ORD-1001")), body(text("ORD-1001 was delivered yesterday.")))
+    assert outcome(case) == "unverified_answer"
+
+
+def test_unverified_answer_when_nothing_supports_a_toolless_answer() -> None:
+    assert outcome(make_case(body(text("Sure, it is on its way.")))) == "unverified_answer"
+
+
+def test_toolless_answer_verified_by_expected_strings() -> None:
+    case = make_case(body(text("Returns are accepted within 30 days.")), answer_contains=("30 days",))
+    assert outcome(case) == "answer_ready"
+
+
+SCHEMA = {"type": "object", "properties": {"order_id": {"type": "string"}, "status": {"type": "string"}},
+          "required": ["order_id", "status"], "additionalProperties": False}
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        ('{"order_id": "ORD-1001", "status": "shipped"}', "answer_ready"),
+        ('{"order_id": "ORD-1001"}', "schema_invalid"),
+        ('{"order_id": "ORD-1001", "status": ', "schema_invalid"),
+        ('{"order_id": "ORD-1001", "status": "delivered"}', "unverified_answer"),
+    ],
+)
+def test_structured_answers_are_checked_for_structure_and_then_truth(answer: str, expected: str) -> None:
+    case = make_case(body(call("c1", order_id="ORD-1001")), body(text(answer)), output_schema=SCHEMA)
+    assert outcome(case) == expected
+
+
+def test_permission_denied_for_another_tenants_record_returns_no_protected_field() -> None:
+    case = make_case(body(call("c1", order_id="ORD-2001")), body(text("It is processing.")))
+    run = run_loop(case, "openai-responses", ADAPTER, case.providers["openai-responses"].turns)
+    assert run.outcome == "permission_denied"
+    denied = run.receipts[0]["output"]
+    assert denied["error"] == "permission_denied"
+    assert not set(denied) & {"status", "total", "currency", "delivery_address", "order_id"}
+    assert run.leaks == []
+
+
+def test_principal_never_comes_from_model_arguments() -> None:
+    from conformance.world import World
+
+    permissive = {"type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]}
+    world = World.from_document({
+        "tools": {"get_order": {"description": "d", "access": "read", "parameters": permissive,
+                                "collection": "orders", "key": "order_id", "returns": ["status"]}},
+        "data": WORLD.data,
+    })
+    case = make_case(body(call("c1", order_id="ORD-2001", tenant="shop-b", user="u-900")),
+                     tools=(world.tools["get_order"].spec(),))
+    object.__setattr__(case, "world", world)
+    run = run_loop(case, "openai-responses", ADAPTER, case.providers["openai-responses"].turns)
+    assert run.outcome == "permission_denied"
+    assert "processing" not in json.dumps(run.receipts)
+
+
+def test_unknown_tool_is_never_executed() -> None:
+    case = make_case(body(call("c1", "delete_customer_account", customer="u-100")))
+    run = run_loop(case, "openai-responses", ADAPTER, case.providers["openai-responses"].turns)
+    assert run.outcome == "unknown_tool"
+    assert run.receipts == []
+
+
+def test_invalid_arguments_fail_the_tool_schema() -> None:
+    case = make_case(body(call("c1", order_id="1001")))
+    assert outcome(case) == "invalid_arguments"
+
+
+def test_arguments_that_are_not_an_object_are_an_invalid_tool_call() -> None:
+    broken = call("c1")
+    broken["arguments"] = '{"order_id": '
+    assert outcome(make_case(body(broken))) == "invalid_tool_call"
+
+
+def test_duplicate_call_id_across_turns() -> None:
+    case = make_case(body(call("c1", order_id="ORD-1001")), body(call("c1", order_id="ORD-1002")))
+    assert outcome(case) == "duplicate_call_id"
+
+
+def test_budget_exhausted_by_turns() -> None:
+    case = make_case(*(body(call(f"c{n}", order_id="ORD-1001")) for n in range(3)), max_turns=3, max_tool_calls=9)
+    assert outcome(case) == "budget_exhausted"
+
+
+def test_budget_exhausted_by_tool_calls() -> None:
+    case = make_case(body(call("c1", order_id="ORD-1001"), call("c2", order_id="ORD-1002")), max_tool_calls=1)
+    run = run_loop(case, "openai-responses", ADAPTER, case.providers["openai-responses"].turns)
+    assert run.outcome == "budget_exhausted"
+    assert run.receipts == []
+
+
+def test_write_tool_without_approval_never_runs_and_the_world_is_unchanged() -> None:
+    case = make_case(body(call("c1", "refund_order", order_id="ORD-1001", reason="late")), tools=(GET_ORDER, REFUND))
+    run = run_loop(case, "openai-responses", ADAPTER, case.providers["openai-responses"].turns)
+    assert (run.outcome, run.detail) == ("permission_denied", "refund_order: approval_required")
+    assert run.world_writes == []
+    assert WORLD.data["orders"]["ORD-1001"]["status"] == "shipped"
+
+
+def test_write_tool_with_approval_runs_on_a_private_copy_of_the_world() -> None:
+    case = make_case(body(call("c1", "refund_order", order_id="ORD-1001", reason="late")),
+                     body(text("ORD-1001 is refunded.")), tools=(GET_ORDER, REFUND),
+                     approvals=frozenset({"refund_order"}))
+    run = run_loop(case, "openai-responses", ADAPTER, case.providers["openai-responses"].turns)
+    assert run.outcome == "answer_ready"
+    assert run.world_writes == [{"tool": "refund_order", "key": "ORD-1001", "set": {"status": "refunded"}}]
+    assert WORLD.data["orders"]["ORD-1001"]["status"] == "shipped"
+
+
+@pytest.mark.parametrize(
+    ("response", "expected"),
+    [
+        (body(status="incomplete", incomplete_details={"reason": "max_output_tokens"}), "incomplete"),
+        (body({"type": "message", "id": "m", "role": "assistant", "status": "completed",
+               "content": [{"type": "refusal", "refusal": "no"}]}), "refusal"),
+        (body(status="failed", error={"code": "server_error", "message": "x"}), "retryable_error"),
+        (body(status="cancelled"), "fatal_error"),
+        (body({"type": "hologram_call"}), "unsupported"),
+        (body(), "empty"),
+    ],
+)
+def test_terminal_kinds_end_the_loop_as_themselves(response: dict[str, Any], expected: str) -> None:
+    assert outcome(make_case(response)) == expected
+
+
+def test_http_error_turn_is_classified_by_status() -> None:
+    case = make_case({"error": {"code": "insufficient_quota", "message": "quota"}}, status=429)
+    assert outcome(case) == "fatal_error"
+
+
+def test_a_case_that_recorded_too_few_turns_is_an_input_error_naming_the_turn() -> None:
+    from conformance.errors import InputError
+
+    case = make_case(body(call("c1", order_id="ORD-1001")))
+    with pytest.raises(InputError) as error:
+        outcome(case)
+    message = str(error.value)
+    assert "no recorded turn 2" in message
+    assert "turn 1 ended with tool_calls" in message

@@ -1,0 +1,144 @@
+"""The Chat Completions adapter: finish reasons, message shapes, compatible-server quirks, errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance.adapter import ModelTurn, Task, ToolResult, ToolResults, UserMessage
+from conformance.classify import classify_response
+from providers.openai_chat import ADAPTER
+from providers.openai_chat.response import FINISH_REASONS, classify_body
+from tests.helpers import fixture
+
+P = "openai-chat"
+
+
+@pytest.mark.parametrize(
+    ("name", "kind", "detail", "raw"),
+    [
+        ("body-text.json", "text", None, "finish_reason=stop"),
+        ("body-tool-call.json", "tool_calls", None, "finish_reason=tool_calls"),
+        ("body-parallel-calls.json", "tool_calls", None, "finish_reason=tool_calls"),
+        ("body-forced-tool-finish-stop.json", "tool_calls", None, "finish_reason=stop"),
+        ("body-legacy-function-call.json", "tool_calls", None, "finish_reason=function_call/message.function_call"),
+        ("body-refusal.json", "refusal", "model", "message.refusal"),
+        ("body-length.json", "incomplete", "max_tokens", "finish_reason=length"),
+        ("body-content-filter.json", "refusal", "filter", "finish_reason=content_filter"),
+        ("body-arguments-not-object.json", "invalid_tool_call", None, "finish_reason=tool_calls"),
+        ("body-empty.json", "empty", None, "finish_reason=stop"),
+        ("unknown-finish-reason.json", "unsupported", "finish_reason=paused_for_review",
+         "finish_reason=paused_for_review"),
+        ("unknown-tool-call-type.json", "unsupported", "tool_calls[0].type=hologram", "finish_reason=tool_calls"),
+        ("compatible-context-window.json", "incomplete", "context_window",
+         "finish_reason=model_context_window_exceeded"),
+    ],
+)
+def test_classify_body_maps_each_wire_shape(name: str, kind: str, detail: str | None, raw: str) -> None:
+    result = classify_body(fixture(P, name)).to_dict()
+    assert result["kind"] == kind
+    assert result["raw"] == raw
+    if detail is not None:
+        assert detail in (result.get("reason"), result.get("source"), result.get("raw_type"))
+
+
+def test_forced_named_tool_with_finish_stop_still_yields_the_call() -> None:
+    result = classify_body(fixture(P, "body-forced-tool-finish-stop.json"))
+    assert [(call.call_id, call.name) for call in result.calls] == [("call_F1", "get_order")]
+
+
+def test_legacy_function_call_gets_a_flagged_synthesized_id() -> None:
+    (call,) = classify_body(fixture(P, "body-legacy-function-call.json")).calls
+    assert call.synthesized_id is True
+    assert call.name == "get_order" and call.parsed_arguments == {"order_id": "ORD-1001"}
+
+
+def test_parallel_calls_keep_their_ids_in_order() -> None:
+    result = classify_body(fixture(P, "body-parallel-calls.json"))
+    assert [call.call_id for call in result.calls] == ["call_A1", "call_B2"]
+
+
+@pytest.mark.parametrize("finish", sorted(FINISH_REASONS))
+def test_every_finish_reason_in_the_table_is_mapped(finish: str) -> None:
+    body = fixture(P, "body-text.json")
+    body["choices"][0]["finish_reason"] = finish
+    kind = classify_body(body).kind
+    expected = FINISH_REASONS[finish][0]
+    assert kind == ("text" if expected == "answer" else expected)
+
+
+@pytest.mark.parametrize("finish", [None, "", "brand_new"])
+def test_missing_or_unknown_finish_reason_is_unsupported(finish: str | None) -> None:
+    body = fixture(P, "body-text.json")
+    body["choices"][0]["finish_reason"] = finish
+    result = classify_body(body)
+    assert result.kind == "unsupported"
+    assert result.to_dict()["raw_type"] == f"finish_reason={finish}"
+
+
+def test_usage_maps_prompt_and_completion_with_missing_cache_write_as_none() -> None:
+    usage = classify_body(fixture(P, "body-text.json")).usage
+    assert usage is not None
+    assert usage.normalized() == {
+        "input_tokens": 812,
+        "cached_input_tokens": 768,
+        "cache_write_tokens": None,
+        "output_tokens": 11,
+        "reasoning_tokens": 0,
+        "total_tokens": 823,
+    }
+
+
+@pytest.mark.parametrize(
+    ("status", "name", "headers", "kind", "reason", "retry_after"),
+    [
+        (429, "error-429-rate-limit.json", {"retry-after": "1"}, "retryable_error", "rate_limit", 1.0),
+        (429, "error-429-insufficient-quota.json", {"retry-after": "1"}, "fatal_error", "quota", None),
+        (400, "error-400-context-length.json", {}, "fatal_error", "context_window", None),
+        (500, "error-500.json", {}, "retryable_error", "server_error", None),
+        (401, "error-401.json", {}, "fatal_error", "auth", None),
+    ],
+)
+def test_classify_error_by_status_and_code(status: int, name: str, headers: dict[str, str], kind: str, reason: str,
+                                           retry_after: float | None) -> None:
+    result = classify_response(ADAPTER, status, headers, fixture(P, name)).to_dict()
+    assert (result["kind"], result["reason"], result["http_status"]) == (kind, reason, status)
+    assert result.get("retry_after_s") == retry_after
+
+
+def test_compatible_server_context_overflow_without_the_code_is_still_context_window() -> None:
+    body = {"error": {"message": "This model's maximum context length is 65536 tokens.",
+                      "type": "invalid_request_error", "param": None, "code": "invalid_request_error"}}
+    assert ADAPTER.classify_error(400, body, {}).to_dict()["reason"] == "context_window"
+
+
+def test_dashscope_moderation_error_is_a_filter_refusal() -> None:
+    body = {"error": {"message": "Input data may contain inappropriate content.", "type": "data_inspection_failed",
+                      "code": "data_inspection_failed"}}
+    result = ADAPTER.classify_error(400, body, {}).to_dict()
+    assert (result["kind"], result["source"]) == ("refusal", "filter")
+
+
+def test_build_request_system_first_then_assistant_message_then_tool_results() -> None:
+    task = Task(instructions="Answer order questions.", input="Status?", max_output_tokens=64)
+    response = classify_body(fixture(P, "body-parallel-calls.json"))
+    results = tuple(ToolResult(call=call, output={"ok": True}) for call in response.calls)
+    request = ADAPTER.build_request(
+        task, [UserMessage(text="Status?"), ModelTurn(response=response), ToolResults(results=results)]
+    )
+    messages = request["messages"]
+    assert messages[0] == {"role": "system", "content": "Answer order questions."}
+    assert messages[1] == {"role": "user", "content": "Status?"}
+    assert messages[2]["role"] == "assistant"
+    assert messages[2]["tool_calls"] == fixture(P, "body-parallel-calls.json")["choices"][0]["message"]["tool_calls"]
+    assert [(m["role"], m["tool_call_id"]) for m in messages[3:]] == [("tool", "call_A1"), ("tool", "call_B2")]
+    assert request["max_completion_tokens"] == 64
+
+
+def test_legacy_function_result_is_a_function_message_matched_by_name() -> None:
+    task = Task(instructions="x", input="y")
+    response = classify_body(fixture(P, "body-legacy-function-call.json"))
+    result = ToolResult(call=response.calls[0], output={"status": "shipped"})
+    request = ADAPTER.build_request(task, [UserMessage(text="y"), ModelTurn(response=response),
+                                           ToolResults(results=(result,))])
+    assert request["messages"][-1]["role"] == "function" and request["messages"][-1]["name"] == "get_order"
+    assert list(ADAPTER.read_request(request).results) == [(None, "get_order")]

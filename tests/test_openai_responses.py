@@ -1,0 +1,201 @@
+"""The Responses adapter: every wire value the contract names maps to its kind, with the raw value kept."""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance.adapter import ModelTurn, Task, ToolResult, ToolResults, ToolSpec, UserMessage
+from conformance.classify import classify_response
+from providers.openai_responses import ADAPTER
+from providers.openai_responses.response import FAILED_CODES, INCOMPLETE_REASONS, classify_body
+from tests.helpers import fixture
+
+P = "openai-responses"
+
+
+@pytest.mark.parametrize(
+    ("name", "kind", "detail", "raw"),
+    [
+        ("body-text.json", "text", None, "status=completed"),
+        ("body-tool-call-after-reasoning.json", "tool_calls", None, "status=completed"),
+        ("body-parallel-calls.json", "tool_calls", None, "status=completed"),
+        ("body-refusal-part.json", "refusal", "model", "output[0].content[0].type=refusal"),
+        ("body-incomplete-max-output-tokens.json", "incomplete", "max_tokens", "status=incomplete/max_output_tokens"),
+        ("body-incomplete-reasoning-only.json", "incomplete", "max_tokens", "status=incomplete/max_output_tokens"),
+        ("body-incomplete-content-filter.json", "refusal", "filter", "status=incomplete/content_filter"),
+        ("body-failed-server-error.json", "retryable_error", "server_error", "status=failed/server_error"),
+        ("body-failed-misalignment.json", "fatal_error", "policy", "status=failed/misalignment_policy_violation"),
+        ("body-cancelled.json", "fatal_error", "cancelled", "status=cancelled"),
+        ("body-queued.json", "unsupported", "status=queued", "status=queued"),
+        ("body-arguments-not-object.json", "invalid_tool_call", None, "status=completed"),
+        ("body-computer-call.json", "unsupported", "computer_call (a built-in tool the client must run)",
+         "output[0].type=computer_call"),
+        ("unknown-item-type.json", "unsupported", "hologram_call", "output[0].type=hologram_call"),
+    ],
+)
+def test_classify_body_maps_each_wire_shape(name: str, kind: str, detail: str | None, raw: str) -> None:
+    result = classify_body(fixture(P, name)).to_dict()
+    assert result["kind"] == kind
+    assert result["raw"] == raw
+    if detail is not None:
+        assert detail in (result.get("reason"), result.get("source"), result.get("raw_type"))
+
+
+def test_classify_body_keeps_call_ids_names_and_arguments_of_parallel_calls() -> None:
+    result = classify_body(fixture(P, "body-parallel-calls.json"))
+    assert [(call.call_id, call.name, call.parsed_arguments) for call in result.calls] == [
+        ("call_A1", "get_order", {"order_id": "ORD-1001"}),
+        ("call_B2", "get_order", {"order_id": "ORD-1002"}),
+    ]
+    assert result.calls[0].arguments == '{"order_id":"ORD-1001"}'
+
+
+def test_classify_body_uses_call_id_not_item_id() -> None:
+    result = classify_body(fixture(P, "body-tool-call-after-reasoning.json"))
+    assert [call.call_id for call in result.calls] == ["call_A1"]
+    assert result.response_id == "resp_u_call"
+    assert result.model == "gpt-5.5-2026-04-23"
+
+
+def test_classify_body_keeps_reasoning_items_for_replay() -> None:
+    body = fixture(P, "body-tool-call-after-reasoning.json")
+    result = classify_body(body)
+    assert list(result.output_items) == body["output"]
+    assert result.output_items[0]["type"] == "reasoning"
+
+
+def test_usage_is_normalized_without_double_counting_cache() -> None:
+    usage = classify_body(fixture(P, "body-text.json")).usage
+    assert usage is not None
+    assert usage.normalized() == {
+        "input_tokens": 812,
+        "cached_input_tokens": 768,
+        "cache_write_tokens": 0,
+        "output_tokens": 11,
+        "reasoning_tokens": 0,
+        "total_tokens": 823,
+    }
+    assert usage.raw == fixture(P, "body-text.json")["usage"]
+
+
+def test_usage_absent_is_none_not_zero() -> None:
+    result = classify_body(fixture(P, "body-failed-server-error.json"))
+    assert result.usage is None
+
+
+def test_failed_misalignment_keeps_the_error_type() -> None:
+    result = classify_body(fixture(P, "body-failed-misalignment.json"))
+    assert result.provider_details == {"misalignment_error_type": "potentially_unintended_data_access"}
+
+
+@pytest.mark.parametrize("reason", sorted(INCOMPLETE_REASONS))
+def test_every_incomplete_reason_in_the_table_is_mapped(reason: str) -> None:
+    body = fixture(P, "body-incomplete-max-output-tokens.json")
+    body["incomplete_details"] = {"reason": reason}
+    kind = classify_body(body).kind
+    assert kind == INCOMPLETE_REASONS[reason][0]
+
+
+@pytest.mark.parametrize("reason", [None, "brand_new_reason"])
+def test_unknown_or_missing_incomplete_reason_is_unsupported(reason: str | None) -> None:
+    body = fixture(P, "body-incomplete-max-output-tokens.json")
+    body["incomplete_details"] = {"reason": reason}
+    result = classify_body(body)
+    assert result.kind == "unsupported"
+    assert str(reason) in result.to_dict()["raw_type"]
+
+
+@pytest.mark.parametrize("code", sorted(FAILED_CODES))
+def test_every_failed_code_in_the_table_is_mapped(code: str) -> None:
+    body = fixture(P, "body-failed-server-error.json")
+    body["error"]["code"] = code
+    assert classify_body(body).kind == FAILED_CODES[code][0]
+
+
+@pytest.mark.parametrize("status", [None, "in_progress", "paused"])
+def test_unknown_status_is_unsupported_and_named(status: str | None) -> None:
+    body = fixture(P, "body-text.json")
+    body["status"] = status
+    result = classify_body(body)
+    assert result.kind == "unsupported"
+    assert result.to_dict()["raw_type"] == f"status={status}"
+
+
+@pytest.mark.parametrize("body", [None, [], "text", 3, {"status": "completed"}])
+def test_non_response_bodies_are_unsupported(body: object) -> None:
+    assert classify_body(body).kind == "unsupported"
+
+
+@pytest.mark.parametrize(
+    ("status", "name", "headers", "kind", "reason", "retry_after"),
+    [
+        (429, "error-429-rate-limit.json", {"retry-after": "2"}, "retryable_error", "rate_limit", 2.0),
+        (429, "error-429-rate-limit.json", {"retry-after-ms": "1400", "retry-after": "2"}, "retryable_error",
+         "rate_limit", 1.4),
+        (429, "error-429-insufficient-quota.json", {}, "fatal_error", "quota", None),
+        (400, "error-400-context-length.json", {}, "fatal_error", "context_window", None),
+        (500, "error-500.json", {}, "retryable_error", "server_error", None),
+        (503, "error-500.json", {}, "retryable_error", "server_error", None),
+        (401, "error-401.json", {}, "fatal_error", "auth", None),
+    ],
+)
+def test_classify_error_by_status_and_code(status: int, name: str, headers: dict[str, str], kind: str, reason: str,
+                                           retry_after: float | None) -> None:
+    result = classify_response(ADAPTER, status, headers, fixture(P, name)).to_dict()
+    assert (result["kind"], result["reason"], result["http_status"]) == (kind, reason, status)
+    assert result.get("retry_after_s") == retry_after
+    assert result["raw"].startswith(f"http={status}")
+
+
+def test_classify_error_without_a_json_body_falls_back_to_the_status() -> None:
+    result = ADAPTER.classify_error(502, "<html>Bad gateway</html>", {})
+    assert (result.kind, result.to_dict()["reason"]) == ("retryable_error", "server_error")
+
+
+def test_x_should_retry_false_overrules_the_status() -> None:
+    assert ADAPTER.classify_error(503, {"error": {"message": "x"}}, {"x-should-retry": "false"}).kind == "fatal_error"
+
+
+TASK = Task(
+    instructions="Answer order questions.",
+    input="Status of ORD-1001?",
+    tools=(ToolSpec(name="get_order", description="Look up one order.",
+                    parameters={"type": "object", "properties": {"order_id": {"type": "string"}}}),),
+    max_output_tokens=256,
+)
+
+
+def test_build_request_replays_output_items_and_echoes_call_id() -> None:
+    body = fixture(P, "body-tool-call-after-reasoning.json")
+    response = classify_body(body)
+    first = ADAPTER.build_request(TASK, [UserMessage(text=TASK.input)])
+    result = ToolResult(call=response.calls[0], output={"order_id": "ORD-1001", "status": "shipped"})
+    second = ADAPTER.build_request(
+        TASK, [UserMessage(text=TASK.input), ModelTurn(response=response), ToolResults(results=(result,))]
+    )
+    assert second["input"][: len(first["input"])] == first["input"]
+    tail = second["input"][len(first["input"]):]
+    assert tail[:2] == body["output"]
+    assert tail[2]["type"] == "function_call_output"
+    assert tail[2]["call_id"] == "call_A1"
+    assert {key: value for key, value in second.items() if key != "input"} == {
+        key: value for key, value in first.items() if key != "input"
+    }
+
+
+def test_build_request_puts_instructions_tools_and_schema_where_responses_wants_them() -> None:
+    task = Task(instructions="Be brief.", input="Hi", tools=TASK.tools, output_schema={"type": "object"},
+                tool_choice="tool", tool_name="get_order", max_output_tokens=99)
+    request = ADAPTER.build_request(task, [UserMessage(text="Hi")])
+    assert request["instructions"] == "Be brief."
+    assert request["tools"][0]["type"] == "function" and request["tools"][0]["name"] == "get_order"
+    assert request["tool_choice"] == {"type": "function", "name": "get_order"}
+    assert request["text"]["format"]["type"] == "json_schema"
+    assert request["max_output_tokens"] == 99
+    assert request["input"] == [{"role": "user", "content": "Hi"}]
+
+
+def test_a_503_from_a_proxy_page_is_overloaded() -> None:
+    result = classify_response(ADAPTER, 503, {}, "<html>Service Unavailable</html>").to_dict()
+    assert (result["kind"], result["reason"], result["message"]) == (
+        "retryable_error", "overloaded", "<html>Service Unavailable</html>")

@@ -1,0 +1,16 @@
+"""The project's promises about itself: CI runs the README's test command verbatim."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).parent.parent
+
+
+def test_ci_runs_the_readme_test_command_verbatim() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    commands = re.findall(r"```sh\n(.+?)\n```", readme)
+    assert len(commands) >= 2
+    assert commands[1] in (ROOT / ".ci/run").read_text(encoding="utf-8")
+    assert "conformance run" in commands[0]

@@ -1,0 +1,40 @@
+"""One syrupy snapshot per case × provider × mode of the normalized classification.
+
+A changed stop reason, call id or usage count shows up here as a readable diff; review it, then accept
+it with ``pytest --snapshot-update``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from syrupy.extensions.json import JSONSnapshotExtension
+
+from conformance.cases import load_cases
+from conformance.registry import builtin_adapters
+from conformance.runner import MODES, run_case
+from conformance.snapshot import normalized_row
+from tests.helpers import CASES
+
+ADAPTERS = builtin_adapters()
+CASE = {case.id: case for case in load_cases([CASES])}
+ITEMS = [
+    pytest.param(case_id, provider, mode, id=f"{case_id}-{provider}-{mode}")
+    for case_id, case in sorted(CASE.items())
+    for provider in sorted(case.providers)
+    if provider in ADAPTERS
+    for mode in MODES
+]
+
+
+@pytest.fixture
+def json_snapshot(snapshot: Any) -> Any:
+    return snapshot.use_extension(JSONSnapshotExtension)
+
+
+@pytest.mark.parametrize(("case_id", "provider", "mode"), ITEMS)
+def test_classification_matches_the_reviewed_snapshot(case_id: str, provider: str, mode: str,
+                                                      json_snapshot: Any) -> None:
+    row = run_case(CASE[case_id], provider, ADAPTERS[provider], mode)
+    assert normalized_row(row) == json_snapshot
