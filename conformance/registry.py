@@ -10,6 +10,9 @@ from conformance.errors import InputError, Problem
 BUILTIN: dict[str, str] = {
     "openai-responses": "providers.openai_responses:ADAPTER",
     "openai-chat": "providers.openai_chat:ADAPTER",
+    "anthropic-messages": "providers.anthropic_messages:ADAPTER",
+    "gemini": "providers.gemini:ADAPTER",
+    "bedrock-converse": "providers.bedrock_converse:ADAPTER",
 }
 
 

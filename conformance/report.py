@@ -67,6 +67,7 @@ def render_markdown(report: dict[str, Any]) -> str:
             cells = [_cell(by_key[(case, provider)]) if (case, provider) in by_key else "—" for provider in providers]
             lines.append(f"| {case} | {any_row['expected']['outcome']} | " + " | ".join(cells) + " |")
         lines.append("")
+    lines += _raw_value_table(rows, providers)
     overrides = [row for row in rows if row["override"]]
     if overrides:
         lines += ["## Provider differences (⚑ overrides)", ""]
@@ -75,6 +76,22 @@ def render_markdown(report: dict[str, Any]) -> str:
                          f"{_escape(row['override']['why'])}")
         lines.append("")
     return "\n".join(lines)
+
+
+def _raw_value_table(rows: list[dict[str, Any]], providers: list[str]) -> list[str]:
+    """How each vendor said it: the raw wire value behind every turn, side by side."""
+    lines = ["## How each vendor said it (raw value per turn)", ""]
+    lines.append("| case | " + " | ".join(providers) + " |")
+    lines.append("|---|" + "---|" * len(providers))
+    by_key = {(row["case"], row["provider"]): row for row in rows if row["mode"] == "body"}
+    for case in sorted({row["case"] for row in rows}):
+        cells = []
+        for provider in providers:
+            row = by_key.get((case, provider))
+            cells.append(" → ".join(f"`{_escape(turn['raw'])}`" for turn in row["turns"]) if row else "—")
+        lines.append(f"| {case} | " + " | ".join(cells) + " |")
+    lines.append("")
+    return lines
 
 
 def write_atomic(path: Path, text: str) -> None:

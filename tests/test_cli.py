@@ -137,3 +137,33 @@ def test_validate_refuses_a_fixture_path_outside_the_cases_folder(tmp_path: Path
 def test_validate_ok_on_the_bundled_cases() -> None:
     completed = run_cli("validate", "--cases", str(CASES))
     assert completed.returncode == 0 and completed.stdout.startswith("ok: ")
+
+
+def test_inspect_anthropic_pause_turn(capsys: pytest.CaptureFixture[str]) -> None:
+    path = FIXTURES / "anthropic-messages/body-pause-turn.json"
+    result = inspect(capsys, "--provider", "anthropic-messages", str(path))
+    assert (result["kind"], result["reason"]) == ("incomplete", "pause_turn")
+
+
+def test_inspect_anthropic_cache_read_sums_input(capsys: pytest.CaptureFixture[str]) -> None:
+    path = FIXTURES / "anthropic-messages/body-cache-read.json"
+    result = inspect(capsys, "--provider", "anthropic-messages", str(path))
+    raw = json.loads(path.read_text())["usage"]
+    expected = raw["input_tokens"] + raw["cache_read_input_tokens"] + raw["cache_creation_input_tokens"]
+    assert result["usage"]["input_tokens"] == expected
+    assert result["usage"]["cached_input_tokens"] == raw["cache_read_input_tokens"]
+
+
+def test_inspect_gemini_call_without_id_gets_a_deterministic_synthesized_id(capsys: pytest.CaptureFixture[str]) -> None:
+    path = FIXTURES / "gemini/body-tool-call-without-id.json"
+    first = inspect(capsys, "--provider", "gemini", str(path))
+    second = inspect(capsys, "--provider", "gemini", str(path))
+    assert first["kind"] == "tool_calls"
+    assert first["calls"][0]["synthesized_id"] is True
+    assert first["calls"][0]["call_id"] and first["calls"][0]["call_id"] == second["calls"][0]["call_id"]
+
+
+def test_inspect_gemini_daily_quota_is_fatal(capsys: pytest.CaptureFixture[str]) -> None:
+    path = FIXTURES / "gemini/error-429-daily-quota.json"
+    result = inspect(capsys, "--provider", "gemini", "--status", "429", str(path))
+    assert (result["kind"], result["reason"]) == ("fatal_error", "quota")

@@ -84,3 +84,44 @@ def test_a_result_sent_twice_is_an_orphan() -> None:
 
     problems = correlate(_wrap(builtin_adapters()["openai-chat"], change), provider="openai-chat")["problems"]
     assert any("answers no call" in problem for problem in problems)
+
+
+def _gemini_without_ids() -> Any:
+    import copy
+
+    from conformance.cases import RecordedTurn
+
+    case = CASE["normal"]
+    turns = []
+    for turn in case.providers["gemini"].turns:
+        body = copy.deepcopy(turn.body)
+        for part in body["candidates"][0]["content"].get("parts", []):
+            part.get("functionCall", {}).pop("id", None)
+        turns.append(RecordedTurn(status=turn.status, headers=turn.headers, body=body, source=turn.source))
+    return case, tuple(turns)
+
+
+def test_gemini_calls_without_ids_are_synthesized_and_correlated_by_name_and_order() -> None:
+    adapter = builtin_adapters()["gemini"]
+    case, turns = _gemini_without_ids()
+    run = run_loop(case, "gemini", adapter, turns)
+    assert run.outcome == "answer_ready"
+    result = check_correlation(adapter, run.requests, run.responses)
+    assert (result["problems"], result["matched"], result["synthesized_ids"]) == ([], 1, 1)
+    function_response = run.requests[1]["contents"][-1]["parts"][0]["functionResponse"]
+    assert "id" not in function_response and function_response["name"] == "get_order"
+
+
+def test_gemini_result_with_the_wrong_name_for_a_synthesized_call_is_caught() -> None:
+    def change(request: dict[str, Any]) -> dict[str, Any]:
+        for content in request["contents"]:
+            for part in content.get("parts", []):
+                if "functionResponse" in part:
+                    part["functionResponse"]["name"] = "get_invoice"
+        return request
+
+    adapter = _wrap(builtin_adapters()["gemini"], change)
+    case, turns = _gemini_without_ids()
+    run = run_loop(case, "gemini", adapter, turns)
+    problems = check_correlation(adapter, run.requests, run.responses)["problems"]
+    assert any("(no id, name get_invoice) answers no call" in problem for problem in problems)

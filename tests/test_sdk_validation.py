@@ -27,9 +27,30 @@ def _openai_chat(body: Any) -> None:
     ChatCompletion.model_validate(body)
 
 
+def _anthropic_message(body: Any) -> None:
+    from anthropic.types import Message
+
+    Message.model_validate(body)
+
+
+def _gemini(body: Any) -> None:
+    from google.genai.types import GenerateContentResponse
+
+    GenerateContentResponse.model_validate(body)
+
+
+def _bedrock_converse(body: Any) -> None:
+    from tests.botocore_shapes import validate_converse_response
+
+    validate_converse_response(body)
+
+
 VALIDATORS: dict[str, Callable[[Any], None]] = {
     "openai-responses": _openai_response,
     "openai-chat": _openai_chat,
+    "anthropic-messages": _anthropic_message,
+    "gemini": _gemini,
+    "bedrock-converse": _bedrock_converse,
 }
 
 

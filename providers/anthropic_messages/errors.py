@@ -1,0 +1,56 @@
+"""Anthropic HTTP errors: status + ``{"type": "error", "error": {type, message, details?}}`` → kind."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from conformance.http import default_error, parse_retry_after
+from conformance.types import FatalError, ModelResponse, RetryableError
+
+# error.type → (retryable?, reason) (wire-formats §3e). 529 overloaded_error is retryable; 402
+# billing_error is a quota problem that no retry fixes.
+ERROR_TYPES: dict[str, tuple[bool, str]] = {
+    "invalid_request_error": (False, "invalid_request"),
+    "authentication_error": (False, "auth"),
+    "permission_error": (False, "auth"),
+    "billing_error": (False, "quota"),
+    "not_found_error": (False, "not_found"),
+    "request_too_large": (False, "invalid_request"),
+    "rate_limit_error": (True, "rate_limit"),
+    "timeout_error": (True, "timeout"),
+    "api_error": (True, "server_error"),
+    "overloaded_error": (True, "overloaded"),
+    "conflict_error": (True, "conflict"),
+}
+
+# error.details.error_code values on a 429 that mean a spend limit, not a rate: retrying cannot help.
+QUOTA_ERROR_CODES = frozenset({"contract_spend_limit_reached", "enforced_spend_limit_reached"})
+
+# There is no dedicated code for a context overflow; the message says it (anthropics/claude-code#12186).
+CONTEXT_WINDOW_PHRASES = ("prompt is too long", "exceed context limit")
+
+
+def classify_error(status: int, body: Any, headers: Mapping[str, str]) -> ModelResponse:
+    error = body.get("error") if isinstance(body, Mapping) else None
+    error = error if isinstance(error, Mapping) else {}
+    error_type = error.get("type") if isinstance(error.get("type"), str) else None
+    message = error.get("message") if isinstance(error.get("message"), str) else None
+    if message is None and isinstance(body, str):
+        message = body.strip()[:500]
+    details = error.get("details")
+    error_code = details.get("error_code") if isinstance(details, Mapping) else None
+    raw = f"http={status}/{error_type}" if error_type else f"http={status}"
+    if error_type in ERROR_TYPES:
+        retryable, reason = ERROR_TYPES[error_type]
+    else:
+        retryable, reason = default_error(status)
+    if error_code in QUOTA_ERROR_CODES:
+        retryable, reason = False, "quota"
+    if status in (400, 413) and message and any(phrase in message.lower() for phrase in CONTEXT_WINDOW_PHRASES):
+        retryable, reason = False, "context_window"
+    provider_details = {"error_code": error_code} if isinstance(error_code, str) else {}
+    if retryable:
+        return RetryableError(raw=raw, reason=reason, http_status=status, retry_after_s=parse_retry_after(headers),
+                              message=message, provider_details=provider_details)
+    return FatalError(raw=raw, reason=reason, http_status=status, message=message, provider_details=provider_details)

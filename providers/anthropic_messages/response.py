@@ -1,0 +1,116 @@
+"""A Messages JSON body → one contract kind (wire-formats §3b, §8 "Anthropic Messages")."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from conformance.calls import call_from_object, invalid_call_detail
+from conformance.types import (
+    Empty,
+    Incomplete,
+    InvalidToolCall,
+    ModelResponse,
+    Refusal,
+    Text,
+    ToolCall,
+    ToolCalls,
+    Unsupported,
+)
+from providers.anthropic_messages.usage import normalize_usage
+
+# stop_reason → (kind, reason). end_turn / stop_sequence / tool_use are decided by the content blocks:
+# tool_use blocks win whatever the stop reason says.
+STOP_REASONS: dict[str, tuple[str, str]] = {
+    "end_turn": ("answer", ""),
+    "stop_sequence": ("answer", ""),
+    "tool_use": ("answer", ""),
+    "max_tokens": ("incomplete", "max_tokens"),
+    "model_context_window_exceeded": ("incomplete", "context_window"),
+    "pause_turn": ("incomplete", "pause_turn"),  # a server-tool loop paused; resend to continue
+    "refusal": ("refusal", "model"),  # streaming safety classifiers stepped in; see stop_details
+    "compaction": ("incomplete", "other"),  # beta
+}
+
+# Blocks kept in the transcript but not a kind by themselves: thinking, and hosted tools the server ran.
+IGNORED_BLOCKS = frozenset(
+    {
+        "thinking",
+        "redacted_thinking",
+        "server_tool_use",
+        "web_search_tool_result",
+        "web_fetch_tool_result",
+        "code_execution_tool_result",
+        "bash_code_execution_tool_result",
+        "text_editor_code_execution_tool_result",
+        "tool_search_tool_result",
+        "container_upload",
+        "mcp_tool_use",
+        "mcp_tool_result",
+        "mcp_tool_listing",
+        "advisor_tool_result",
+        "compaction",
+        "fallback",
+    }
+)
+
+
+def classify_body(body: Any) -> ModelResponse:
+    if not isinstance(body, Mapping) or body.get("type") != "message":
+        kind = body.get("type") if isinstance(body, Mapping) else type(body).__name__
+        return Unsupported(raw=f"type={kind}", raw_type=f"body of type {kind}")
+    content = body.get("content")
+    blocks = tuple(content) if isinstance(content, list) else ()
+    common: dict[str, Any] = {
+        "response_id": body.get("id") if isinstance(body.get("id"), str) else None,
+        "model": body.get("model") if isinstance(body.get("model"), str) else None,
+        "usage": normalize_usage(body.get("usage")),
+        "output_items": ({"role": "assistant", "content": list(blocks)},),
+    }
+    stop = body.get("stop_reason")
+    raw = f"stop_reason={stop}"
+    mapped = STOP_REASONS.get(stop) if isinstance(stop, str) else None
+    if mapped is None:
+        return Unsupported(raw=raw, raw_type=f"stop_reason={stop}", **common)
+    if not isinstance(content, list):
+        return Unsupported(raw=raw, raw_type="content is not a list", **common)
+    texts, calls, unknown = _scan(blocks)
+    text = "".join(texts) if texts else None
+    kind, reason = mapped
+    if kind == "refusal":
+        details = body.get("stop_details")
+        category = details.get("category") if isinstance(details, Mapping) else None
+        extra = {"category": category} if isinstance(category, str) else {}
+        return Refusal(raw=raw, source=reason, text=text, provider_details=extra, **common)
+    if kind == "incomplete":
+        return Incomplete(raw=raw, reason=reason, text=text, **common)
+    if unknown is not None:
+        return Unsupported(raw=unknown[1], raw_type=unknown[0], **common)
+    if calls:
+        for call in calls:
+            detail = invalid_call_detail(call)
+            if detail:
+                return InvalidToolCall(raw=raw, detail=detail, tool_calls=tuple(calls), **common)
+        return ToolCalls(raw=raw, tool_calls=tuple(calls), text=text, **common)
+    if stop == "tool_use":
+        return InvalidToolCall(raw=raw, detail="stop_reason tool_use without a tool_use block", **common)
+    if text:
+        return Text(raw=raw, text=text, **common)
+    return Empty(raw=raw, **common)
+
+
+def _scan(blocks: tuple[Any, ...]) -> tuple[list[str], list[ToolCall], tuple[str, str] | None]:
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    unknown: tuple[str, str] | None = None
+    for index, block in enumerate(blocks):
+        block_type = block.get("type") if isinstance(block, Mapping) else None
+        if block_type == "text" and isinstance(block.get("text"), str):
+            texts.append(block["text"])
+        elif block_type == "tool_use":
+            calls.append(call_from_object(block.get("id"), block.get("name"), block.get("input")))
+        elif block_type in IGNORED_BLOCKS:
+            continue
+        elif unknown is None:
+            unknown = (str(block_type), f"content[{index}].type={block_type}")
+    return texts, calls, unknown

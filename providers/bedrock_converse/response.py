@@ -1,0 +1,147 @@
+"""A Converse JSON body → one contract kind (wire-formats §5b, §8 "Bedrock Converse"; CONTRACT.md wins)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from conformance.calls import call_from_object, invalid_call_detail
+from conformance.types import (
+    Empty,
+    Incomplete,
+    InvalidToolCall,
+    ModelResponse,
+    Refusal,
+    RetryableError,
+    Text,
+    ToolCall,
+    ToolCalls,
+    Unsupported,
+)
+from providers.bedrock_converse.usage import normalize_usage
+
+# stopReason (service model `StopReason`, 9 values in botocore 1.44.8) → (kind, reason or refusal source).
+# "answer" means the content decides: client toolUse blocks → tool_calls whatever the stop reason, text →
+# text, nothing → empty. `tool_use` is an answer that must hold a client toolUse block.
+STOP_REASONS: dict[str, tuple[str, str]] = {
+    "end_turn": ("answer", ""),
+    "stop_sequence": ("answer", ""),
+    "tool_use": ("tool_calls", ""),
+    "max_tokens": ("incomplete", "max_tokens"),
+    "model_context_window_exceeded": ("incomplete", "context_window"),
+    # A Bedrock guardrail, or the model vendor's own filter: the content holds the configured blocked message.
+    "guardrail_intervened": ("refusal", "filter"),
+    "content_filtered": ("refusal", "filter"),
+    # CONTRACT.md: a vendor signal that the tool call could not be parsed is an invalid_tool_call.
+    "malformed_tool_use": ("invalid_tool_call", ""),
+    # The model produced output Bedrock could not parse; nothing about the request is wrong.
+    "malformed_model_output": ("retryable_error", "server_error"),
+}
+
+# ContentBlock members kept in the transcript but not a kind by themselves: reasoning, citations, the
+# blocks of server-executed tools, and blocks that only belong in requests.
+IGNORED_BLOCKS = frozenset(
+    {"reasoningContent", "citationsContent", "toolResult", "cachePoint", "guardContent", "searchResult"}
+)
+
+# A toolUse with this `type` was run by Bedrock itself (a system tool): not the client's to run.
+SERVER_TOOL_USE = "server_tool_use"
+
+
+def classify_body(body: Any) -> ModelResponse:
+    if not isinstance(body, Mapping):
+        return Unsupported(raw=f"body={type(body).__name__}", raw_type=f"body of type {type(body).__name__}")
+    output = body.get("output")
+    message = output.get("message") if isinstance(output, Mapping) else None
+    # Converse sends no response id (the request id is only a header) and no model name.
+    common: dict[str, Any] = {
+        "response_id": None,
+        "model": None,
+        "usage": normalize_usage(body.get("usage")),
+        "output_items": (message,) if isinstance(message, Mapping) else (),
+    }
+    stop = body.get("stopReason")
+    raw = f"stopReason={stop}"
+    mapped = STOP_REASONS.get(stop) if isinstance(stop, str) else None
+    if mapped is None:
+        return Unsupported(raw=raw, raw_type=raw, **common)
+    kind, value = mapped
+    if kind == "retryable_error":
+        return RetryableError(raw=raw, reason=value, **common)
+    content = message.get("content") if isinstance(message, Mapping) else None
+    if not isinstance(content, list):
+        return Unsupported(raw=raw, raw_type="output.message without a content list", **common)
+
+    scan = _scan_blocks(content)
+    if kind == "refusal":
+        return Refusal(raw=raw, source=value, text=scan.text, **common)
+    if kind == "incomplete":
+        return Incomplete(raw=raw, reason=value, text=scan.text, **common)
+    if kind == "invalid_tool_call":
+        detail = "stopReason=malformed_tool_use: the model sent a tool call Bedrock could not parse"
+        return InvalidToolCall(raw=raw, detail=detail, tool_calls=tuple(scan.calls), **common)
+    return _answer(scan, raw, kind == "tool_calls", common)
+
+
+def _answer(scan: _Scan, raw: str, calls_expected: bool, common: dict[str, Any]) -> ModelResponse:
+    if scan.unknown is not None:
+        return Unsupported(raw=scan.unknown_raw, raw_type=scan.unknown, **common)
+    if scan.calls:
+        for call in scan.calls:
+            detail = invalid_call_detail(call)
+            if detail:
+                return InvalidToolCall(raw=raw, detail=detail, tool_calls=tuple(scan.calls), **common)
+        return ToolCalls(raw=raw, tool_calls=tuple(scan.calls), text=scan.text, **common)
+    if calls_expected:
+        return InvalidToolCall(raw=raw, detail="stop reason tool_use without a toolUse block", **common)
+    if scan.text:
+        return Text(raw=raw, text=scan.text, **common)
+    return Empty(raw=raw, **common)
+
+
+class _Scan:
+    """What the content blocks hold, gathered in one pass."""
+
+    def __init__(self) -> None:
+        self.calls: list[ToolCall] = []
+        self.texts: list[str] = []
+        self.unknown: str | None = None
+        self.unknown_raw = ""
+
+    @property
+    def text(self) -> str | None:
+        return "".join(self.texts) if self.texts else None
+
+    def mark_unknown(self, name: str, raw: str) -> None:
+        if self.unknown is None:
+            self.unknown, self.unknown_raw = name, raw
+
+
+def _scan_blocks(content: list[Any]) -> _Scan:
+    scan = _Scan()
+    for index, block in enumerate(content):
+        where = f"output.message.content[{index}]"
+        # ContentBlock is a union: exactly one member per block.
+        if not isinstance(block, Mapping) or len(block) != 1:
+            scan.mark_unknown(f"content block that is not a one-member object at {where}", where)
+            continue
+        key, value = next(iter(block.items()))
+        where = f"{where}.{key}"
+        if key == "text" and isinstance(value, str):
+            scan.texts.append(value)
+        elif key == "toolUse" and isinstance(value, Mapping):
+            _scan_tool_use(value, where, scan)
+        elif key in ("text", "toolUse"):
+            scan.mark_unknown(f"{key} block holding a {type(value).__name__}", where)
+        elif key not in IGNORED_BLOCKS:
+            scan.mark_unknown(f"content block {key}", where)
+    return scan
+
+
+def _scan_tool_use(tool_use: Mapping[str, Any], where: str, scan: _Scan) -> None:
+    tool_use_type = tool_use.get("type")
+    if tool_use_type is None:
+        scan.calls.append(call_from_object(tool_use.get("toolUseId"), tool_use.get("name"), tool_use.get("input")))
+    elif tool_use_type != SERVER_TOOL_USE:
+        # `ToolUseType` knows only server_tool_use; a new type is not guessed to be the client's to run.
+        scan.mark_unknown(f"toolUse type {tool_use_type}", f"{where}.type={tool_use_type}")

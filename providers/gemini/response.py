@@ -1,0 +1,246 @@
+"""A ``generateContent`` JSON body → one contract kind (wire-formats §4b, §8 "Google Gemini", CONTRACT.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from conformance.calls import call_from_object, invalid_call_detail
+from conformance.types import (
+    Empty,
+    FatalError,
+    Incomplete,
+    InvalidToolCall,
+    ModelResponse,
+    Refusal,
+    RetryableError,
+    Text,
+    ToolCall,
+    ToolCalls,
+    Unsupported,
+)
+from providers.gemini.usage import normalize_usage
+
+# candidates[0].finishReason (google-genai `FinishReason`) → (kind, reason or refusal source).
+# "answer" means the parts decide: Gemini ends function calls with STOP too, there is no tool_use value.
+FINISH_REASONS: dict[str, tuple[str, str]] = {
+    "STOP": ("answer", ""),
+    "MAX_TOKENS": ("incomplete", "max_tokens"),
+    # The per-request token limit was hit but generation can resume with candidates[].continuationToken.
+    "CONTINUATION": ("incomplete", "continuation"),
+    # Safety and policy filters (CONTRACT.md: a filter is a refusal with source `filter`).
+    "SAFETY": ("refusal", "filter"),
+    "PROHIBITED_CONTENT": ("refusal", "filter"),
+    "BLOCKLIST": ("refusal", "filter"),
+    "SPII": ("refusal", "filter"),
+    "IMAGE_SAFETY": ("refusal", "filter"),
+    "IMAGE_PROHIBITED_CONTENT": ("refusal", "filter"),
+    "MODEL_ARMOR": ("refusal", "filter"),  # Vertex only
+    "ESCALATION": ("refusal", "filter"),  # Gemini API only: an escalation rule filtered the output
+    # The recitation check stopped output that quotes a source too closely. wire-formats §8 lets us pick
+    # refusal or incomplete; this adapter fixes it as a filter refusal, like the other output filters.
+    "RECITATION": ("refusal", "filter"),
+    "IMAGE_RECITATION": ("refusal", "filter"),
+    # The vendor's own tool-call verdicts (CONTRACT.md: invalid_tool_call). UNEXPECTED_TOOL_CALL is its
+    # unknown-tool signal: a call to an undeclared function, or while function calling is off.
+    "UNEXPECTED_TOOL_CALL": ("invalid_tool_call", "undeclared_tool"),
+    "MALFORMED_FUNCTION_CALL": ("invalid_tool_call", "malformed"),
+    # The server-side tool loop stopped before an answer (server tools only).
+    "TOO_MANY_TOOL_CALLS": ("incomplete", "other"),
+    # The request dropped a thought signature: a client history bug, the same request fails again.
+    "MISSING_THOUGHT_SIGNATURE": ("fatal_error", "invalid_request"),
+    "MALFORMED_RESPONSE": ("retryable_error", "server_error"),
+    # The account is limited for prohibited-use violations (Gemini API only).
+    "PUP_LIMITED_DISABLED": ("fatal_error", "policy"),
+    # Known values that name no usable outcome for a text/tool suite: kept unsupported, never guessed.
+    "LANGUAGE": ("unsupported", ""),
+    "OTHER": ("unsupported", ""),
+    "IMAGE_OTHER": ("unsupported", ""),
+    "NO_IMAGE": ("unsupported", ""),
+    "FINISH_REASON_UNSPECIFIED": ("unsupported", ""),
+}
+
+# promptFeedback.blockReason (google-genai `BlockedReason`). With a block there are no candidates: the
+# prompt itself was filtered, so every value, known or not, is a filter refusal; the raw value is kept.
+BLOCK_REASONS = (
+    "BLOCKED_REASON_UNSPECIFIED",
+    "SAFETY",
+    "OTHER",
+    "BLOCKLIST",
+    "PROHIBITED_CONTENT",
+    "IMAGE_SAFETY",
+    "MODEL_ARMOR",  # Vertex only
+    "JAILBREAK",  # Vertex only
+)
+
+# Part payloads that are not a kind by themselves: code the server ran and its result, and server-side
+# tool invocations (toolConfig.includeServerSideToolInvocations). They stay in the replayed content.
+IGNORED_PAYLOADS = frozenset({"executableCode", "codeExecutionResult", "toolCall", "toolResponse"})
+
+# Part keys that only describe a part (a part has one payload and optional metadata, wire-formats §4b).
+# A part holding only a thoughtSignature is metadata as well.
+PART_METADATA = frozenset(
+    {
+        "thought",
+        "thoughtSignature",
+        "videoMetadata",
+        "mediaResolution",
+        "partMetadata",
+        "audioTranscription",
+        "mediaProcessing",
+        "speechMetadata",
+        "documentMetadata",
+        "spreadsheetMetadata",
+        "audioMetadata",
+    }
+)
+
+# Known payloads this suite cannot use as an answer: media output, and a client-side input echoed back.
+UNUSABLE_PAYLOADS: dict[str, str] = {
+    "inlineData": "inlineData (media output the suite does not read)",
+    "fileData": "fileData (media output the suite does not read)",
+    "functionResponse": "functionResponse (a client input, not model output)",
+}
+
+
+def classify_body(body: Any) -> ModelResponse:
+    if not isinstance(body, Mapping):
+        return Unsupported(raw=f"body={type(body).__name__}", raw_type=f"body of type {type(body).__name__}")
+    common: dict[str, Any] = {
+        "response_id": _string(body.get("responseId")),
+        "model": _string(body.get("modelVersion")),
+        "usage": normalize_usage(body.get("usageMetadata")),
+    }
+    candidates = body.get("candidates")
+    if not isinstance(candidates, list) or not candidates:
+        return _without_candidates(body.get("promptFeedback"), common)
+    candidate = candidates[0]
+    if not isinstance(candidate, Mapping):
+        return Unsupported(raw="candidates[0]", raw_type="candidates[0] is not an object", **common)
+    content = candidate.get("content")
+    common["output_items"] = (content,) if isinstance(content, Mapping) else ()
+    finish_message = _string(candidate.get("finishMessage"))
+    if finish_message:
+        common["provider_details"] = {"finish_message": finish_message}
+    finish = candidate.get("finishReason")
+    raw = f"finishReason={finish}"
+    mapped = FINISH_REASONS.get(finish) if isinstance(finish, str) else None
+    if mapped is None or mapped[0] == "unsupported":
+        return Unsupported(raw=raw, raw_type=raw, **common)
+    kind, value = mapped
+    scan = _scan_parts(content)
+
+    if kind == "retryable_error":
+        return RetryableError(raw=raw, reason=value, message=finish_message, **common)
+    if kind == "fatal_error":
+        return FatalError(raw=raw, reason=value, message=finish_message, **common)
+    if kind == "refusal":
+        return Refusal(raw=raw, source=value, text=scan.text, **common)
+    if kind == "incomplete":
+        return Incomplete(raw=raw, reason=value, text=scan.text, **common)
+    if kind == "invalid_tool_call":
+        detail = finish_message or f"Gemini stopped with {raw}"
+        return InvalidToolCall(raw=raw, detail=detail, tool_calls=tuple(scan.calls),
+                               undeclared_tool=value == "undeclared_tool", **common)
+    return _answer(scan, raw, common)
+
+
+def _without_candidates(feedback: Any, common: dict[str, Any]) -> ModelResponse:
+    feedback = feedback if isinstance(feedback, Mapping) else {}
+    block = feedback.get("blockReason")
+    if isinstance(block, str) and block:
+        message = _string(feedback.get("blockReasonMessage"))
+        details = {"block_reason_message": message} if message else {}
+        return Refusal(raw=f"promptFeedback.blockReason={block}", source="filter", provider_details=details, **common)
+    return Unsupported(raw="candidates", raw_type="a body without candidates[0] or promptFeedback.blockReason",
+                       **common)
+
+
+def _answer(scan: _Scan, raw: str, common: dict[str, Any]) -> ModelResponse:
+    if scan.unknown is not None:
+        return Unsupported(raw=scan.unknown_raw, raw_type=scan.unknown, **common)
+    if scan.calls:
+        for call in scan.calls:
+            detail = invalid_call_detail(call)
+            if detail:
+                return InvalidToolCall(raw=raw, detail=detail, tool_calls=tuple(scan.calls), **common)
+        return ToolCalls(raw=raw, tool_calls=tuple(scan.calls), text=scan.text, **common)
+    if scan.text:
+        return Text(raw=raw, text=scan.text, **common)
+    # STOP with no usable parts happens in long agent runs (pydantic/pydantic-ai#2631); CONTRACT.md: empty.
+    return Empty(raw=raw, **common)
+
+
+class _Scan:
+    """What the candidate's parts hold, gathered in one pass."""
+
+    def __init__(self) -> None:
+        self.calls: list[ToolCall] = []
+        self.texts: list[str] = []
+        self.unknown: str | None = None
+        self.unknown_raw = ""
+
+    @property
+    def text(self) -> str | None:
+        text = "".join(self.texts)
+        return text or None
+
+    def mark_unknown(self, name: str, raw: str) -> None:
+        if self.unknown is None:
+            self.unknown, self.unknown_raw = name, raw
+
+
+def _scan_parts(content: Any) -> _Scan:
+    scan = _Scan()
+    # A blocked or exhausted candidate may carry no content, or `{"role": "model"}` with no parts.
+    parts = content.get("parts") if isinstance(content, Mapping) else None
+    if parts is None:
+        return scan
+    if not isinstance(parts, list):
+        scan.mark_unknown("content.parts is not a list", "content.parts")
+        return scan
+    for index, part in enumerate(parts):
+        if not isinstance(part, Mapping):
+            scan.mark_unknown(f"parts[{index}] is not an object", f"parts[{index}]")
+            continue
+        for key in part:
+            if key in PART_METADATA or key in IGNORED_PAYLOADS:
+                continue
+            if key == "text":
+                _scan_text(part, index, scan)
+            elif key == "functionCall":
+                _scan_call(part["functionCall"], index, scan)
+            else:
+                scan.mark_unknown(UNUSABLE_PAYLOADS.get(key) or str(key), f"parts[{index}].{key}")
+    return scan
+
+
+def _scan_text(part: Mapping[str, Any], index: int, scan: _Scan) -> None:
+    text = part["text"]
+    if not isinstance(text, str):
+        scan.mark_unknown(f"text of type {type(text).__name__}", f"parts[{index}].text")
+    elif part.get("thought") is not True:
+        # A `thought: true` text part is a thought summary: reasoning, never the answer (wire-formats §4b).
+        scan.texts.append(text)
+
+
+def _scan_call(function_call: Any, index: int, scan: _Scan) -> None:
+    if not isinstance(function_call, Mapping):
+        scan.mark_unknown("functionCall is not an object", f"parts[{index}].functionCall")
+        return
+    name = function_call.get("name")
+    call_id = function_call.get("id")
+    # An absent `args` is taken as no arguments: proto3 JSON leaves out an unset message field.
+    arguments = function_call.get("args", {})
+    position = len(scan.calls)
+    if call_id is None or call_id == "":
+        # Gemini 1.x/2.x often send no id (wire-formats §4b): made up from the body alone, so classifying
+        # the same body twice gives the same id, and flagged so results are matched by name and order.
+        synthesized = f"{name if isinstance(name, str) else ''}#{position}"
+        scan.calls.append(call_from_object(synthesized, name, arguments, synthesized_id=True))
+    else:
+        scan.calls.append(call_from_object(call_id, name, arguments))
+
+
+def _string(value: Any) -> str | None:
+    return value if isinstance(value, str) else None

@@ -1,0 +1,155 @@
+"""The Anthropic Messages adapter: stop reasons, block types, cache-aware usage, errors, replay."""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance.adapter import ModelTurn, Task, ToolResult, ToolResults, ToolSpec, UserMessage
+from conformance.classify import classify_response
+from providers.anthropic_messages import ADAPTER
+from providers.anthropic_messages.response import STOP_REASONS, classify_body
+from tests.helpers import fixture, fixture_names
+
+P = "anthropic-messages"
+
+
+@pytest.mark.parametrize(
+    ("name", "kind", "detail", "raw"),
+    [
+        ("body-text.json", "text", None, "stop_reason=end_turn"),
+        ("body-tool-call.json", "tool_calls", None, "stop_reason=tool_use"),
+        ("body-parallel-calls.json", "tool_calls", None, "stop_reason=tool_use"),
+        ("body-thinking-then-tool-call.json", "tool_calls", None, "stop_reason=tool_use"),
+        ("body-server-tool-use.json", "text", None, "stop_reason=end_turn"),
+        ("body-refusal.json", "refusal", "model", "stop_reason=refusal"),
+        ("body-max-tokens.json", "incomplete", "max_tokens", "stop_reason=max_tokens"),
+        ("body-max-tokens-partial-tool-use.json", "incomplete", "max_tokens", "stop_reason=max_tokens"),
+        ("body-context-window.json", "incomplete", "context_window", "stop_reason=model_context_window_exceeded"),
+        ("body-pause-turn.json", "incomplete", "pause_turn", "stop_reason=pause_turn"),
+        ("unknown-block-type.json", "unsupported", "hologram", "content[0].type=hologram"),
+        ("unknown-stop-reason.json", "unsupported", "stop_reason=paused_for_review", "stop_reason=paused_for_review"),
+    ],
+)
+def test_classify_body_maps_each_wire_shape(name: str, kind: str, detail: str | None, raw: str) -> None:
+    result = classify_body(fixture(P, name)).to_dict()
+    assert result["kind"] == kind
+    assert result["raw"] == raw
+    if detail is not None:
+        assert detail in (result.get("reason"), result.get("source"), result.get("raw_type"))
+
+
+def test_refusal_keeps_the_stop_details_category() -> None:
+    assert classify_body(fixture(P, "body-refusal.json")).provider_details == {"category": "cyber"}
+
+
+def test_thinking_is_not_answer_text_and_is_replayed_with_its_signature() -> None:
+    body = fixture(P, "body-thinking-then-tool-call.json")
+    result = classify_body(body)
+    assert result.to_dict()["text"] is None
+    assert result.output_items == ({"role": "assistant", "content": body["content"]},)
+    assert result.output_items[0]["content"][0]["signature"] == body["content"][0]["signature"]
+
+
+def test_server_tool_use_is_not_a_client_call() -> None:
+    assert classify_body(fixture(P, "body-server-tool-use.json")).calls == ()
+
+
+def test_parallel_tool_use_ids_in_order_with_object_arguments() -> None:
+    calls = classify_body(fixture(P, "body-parallel-calls.json")).calls
+    assert [(call.call_id, call.parsed_arguments) for call in calls] == [
+        ("toolu_01A", {"order_id": "ORD-1001"}), ("toolu_01B", {"order_id": "ORD-1002"})]
+    assert calls[0].arguments == '{"order_id":"ORD-1001"}'
+
+
+@pytest.mark.parametrize("stop", sorted(STOP_REASONS))
+def test_every_stop_reason_in_the_table_is_mapped(stop: str) -> None:
+    body = fixture(P, "body-text.json")
+    body["stop_reason"] = stop
+    kind = classify_body(body).kind
+    expected = STOP_REASONS[stop][0]
+    if expected == "answer":  # decided by the blocks: this body has text and no tool_use block
+        expected = "invalid_tool_call" if stop == "tool_use" else "text"
+    assert kind == expected
+
+
+@pytest.mark.parametrize("stop", [None, "brand_new"])
+def test_missing_or_unknown_stop_reason_is_unsupported(stop: str | None) -> None:
+    body = fixture(P, "body-text.json")
+    body["stop_reason"] = stop
+    assert classify_body(body).to_dict()["raw_type"] == f"stop_reason={stop}"
+
+
+def test_usage_input_is_the_sum_of_uncached_cache_read_and_cache_write() -> None:
+    usage = classify_body(fixture(P, "body-cache-read.json")).usage
+    assert usage is not None
+    assert usage.normalized() == {
+        "input_tokens": 12 + 2048 + 256,
+        "cached_input_tokens": 2048,
+        "cache_write_tokens": 256,
+        "output_tokens": 9,
+        "reasoning_tokens": None,
+        "total_tokens": 12 + 2048 + 256 + 9,
+    }
+
+
+@pytest.mark.parametrize("name", fixture_names(P, "body-"))
+def test_usage_invariants_hold_for_every_body(name: str) -> None:
+    usage = classify_body(fixture(P, name)).usage
+    assert usage is not None and usage.raw is not None
+    assert usage.input_tokens is not None and usage.output_tokens is not None
+    assert usage.input_tokens + usage.output_tokens == usage.total_tokens
+    assert usage.cached_input_tokens is not None and usage.cached_input_tokens <= usage.input_tokens
+    assert usage.reasoning_tokens is None  # not reported in these bodies: null, never 0
+
+
+@pytest.mark.parametrize(
+    ("status", "name", "headers", "kind", "reason", "retry_after"),
+    [
+        (429, "error-429-rate-limit.json", {"retry-after": "7"}, "retryable_error", "rate_limit", 7.0),
+        (529, "error-529-overloaded.json", {}, "retryable_error", "overloaded", None),
+        (402, "error-402-billing.json", {}, "fatal_error", "quota", None),
+        (400, "error-400-prompt-too-long.json", {}, "fatal_error", "context_window", None),
+        (401, "error-401.json", {}, "fatal_error", "auth", None),
+        (500, "error-500.json", {}, "retryable_error", "server_error", None),
+    ],
+)
+def test_classify_error_by_type(status: int, name: str, headers: dict[str, str], kind: str, reason: str,
+                                retry_after: float | None) -> None:
+    result = classify_response(ADAPTER, status, headers, fixture(P, name)).to_dict()
+    assert (result["kind"], result["reason"], result["http_status"]) == (kind, reason, status)
+    assert result.get("retry_after_s") == retry_after
+
+
+def test_spend_limit_429_is_a_quota_not_a_rate_limit() -> None:
+    body = fixture(P, "error-429-rate-limit.json")
+    body["error"]["details"] = {"error_code": "enforced_spend_limit_reached"}
+    result = ADAPTER.classify_error(429, body, {}).to_dict()
+    assert (result["kind"], result["reason"]) == ("fatal_error", "quota")
+
+
+def test_build_request_system_tools_and_tool_results_in_one_user_message() -> None:
+    task = Task(instructions="Answer order questions.", input="Status?", max_output_tokens=300,
+                tools=(ToolSpec(name="get_order", description="d", parameters={"type": "object"}),))
+    body = fixture(P, "body-parallel-calls.json")
+    response = classify_body(body)
+    results = (ToolResult(call=response.calls[0], output={"status": "shipped"}),
+               ToolResult(call=response.calls[1], output={"error": "permission_denied"}, is_error=True))
+    request = ADAPTER.build_request(task, [UserMessage(text="Status?"), ModelTurn(response=response),
+                                           ToolResults(results=results)])
+    assert request["system"] == "Answer order questions." and request["max_tokens"] == 300
+    assert request["tools"][0]["input_schema"] == {"type": "object"}
+    assert request["messages"][1] == {"role": "assistant", "content": body["content"]}
+    last = request["messages"][2]
+    assert last["role"] == "user"
+    assert [(block["tool_use_id"], block.get("is_error", False)) for block in last["content"]] == [
+        ("toolu_01A", False), ("toolu_01B", True)]
+    assert list(ADAPTER.read_request(request).results) == [("toolu_01A", None), ("toolu_01B", None)]
+
+
+@pytest.mark.parametrize(("choice", "name", "wire"), [
+    ("auto", None, {"type": "auto"}), ("required", None, {"type": "any"}), ("none", None, {"type": "none"}),
+    ("tool", "get_order", {"type": "tool", "name": "get_order"})])
+def test_tool_choice_mapping(choice: str, name: str | None, wire: dict[str, str]) -> None:
+    task = Task(instructions="i", input="q", tool_choice=choice, tool_name=name,
+                tools=(ToolSpec(name="get_order", description="d", parameters={"type": "object"}),))
+    assert ADAPTER.build_request(task, [UserMessage(text="q")])["tool_choice"] == wire
