@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from conformance.types import ToolCall
+from conformance.types import InvalidToolCall, ModelResponse, ToolCall, ToolCalls
 
 
 def call_from_json_string(call_id: Any, name: Any, arguments: Any) -> ToolCall:
@@ -49,3 +50,12 @@ def invalid_call_detail(call: ToolCall) -> str | None:
     if call.parsed_arguments is None:
         return f"tool call {call.call_id} ({call.name}): arguments are not a JSON object: {call.arguments[:80]!r}"
     return None
+
+
+def classify_calls(raw: str, calls: Sequence[ToolCall], text: str | None, common: Mapping[str, Any]) -> ModelResponse:
+    """``tool_calls`` when every call can run as sent; otherwise ``invalid_tool_call`` naming the first that cannot."""
+    for call in calls:
+        detail = invalid_call_detail(call)
+        if detail:
+            return InvalidToolCall(raw=raw, detail=detail, tool_calls=tuple(calls), **common)
+    return ToolCalls(raw=raw, tool_calls=tuple(calls), text=text, **common)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from conformance.calls import call_from_object, invalid_call_detail
+from conformance.calls import call_from_object, classify_calls
 from conformance.types import (
     Empty,
     Incomplete,
@@ -14,7 +14,6 @@ from conformance.types import (
     Refusal,
     Text,
     ToolCall,
-    ToolCalls,
     Unsupported,
 )
 from providers.anthropic_messages.usage import normalize_usage
@@ -87,11 +86,7 @@ def classify_body(body: Any) -> ModelResponse:
     if unknown is not None:
         return Unsupported(raw=unknown[1], raw_type=unknown[0], **common)
     if calls:
-        for call in calls:
-            detail = invalid_call_detail(call)
-            if detail:
-                return InvalidToolCall(raw=raw, detail=detail, tool_calls=tuple(calls), **common)
-        return ToolCalls(raw=raw, tool_calls=tuple(calls), text=text, **common)
+        return classify_calls(raw, calls, text, common)
     if stop == "tool_use":
         return InvalidToolCall(raw=raw, detail="stop_reason tool_use without a tool_use block", **common)
     if text:

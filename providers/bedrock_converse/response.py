@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from conformance.calls import call_from_object, invalid_call_detail
+from conformance.calls import call_from_object, classify_calls
 from conformance.types import (
     Empty,
     Incomplete,
@@ -15,7 +15,6 @@ from conformance.types import (
     RetryableError,
     Text,
     ToolCall,
-    ToolCalls,
     Unsupported,
 )
 from providers.bedrock_converse.usage import normalize_usage
@@ -87,11 +86,7 @@ def _answer(scan: _Scan, raw: str, calls_expected: bool, common: dict[str, Any])
     if scan.unknown is not None:
         return Unsupported(raw=scan.unknown_raw, raw_type=scan.unknown, **common)
     if scan.calls:
-        for call in scan.calls:
-            detail = invalid_call_detail(call)
-            if detail:
-                return InvalidToolCall(raw=raw, detail=detail, tool_calls=tuple(scan.calls), **common)
-        return ToolCalls(raw=raw, tool_calls=tuple(scan.calls), text=scan.text, **common)
+        return classify_calls(raw, scan.calls, scan.text, common)
     if calls_expected:
         return InvalidToolCall(raw=raw, detail="stop reason tool_use without a toolUse block", **common)
     if scan.text:

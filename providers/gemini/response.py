@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from conformance.calls import call_from_object, invalid_call_detail
+from conformance.calls import call_from_object, classify_calls
 from conformance.types import (
     Empty,
     FatalError,
@@ -16,7 +16,6 @@ from conformance.types import (
     RetryableError,
     Text,
     ToolCall,
-    ToolCalls,
     Unsupported,
 )
 from providers.gemini.usage import normalize_usage
@@ -160,11 +159,7 @@ def _answer(scan: _Scan, raw: str, common: dict[str, Any]) -> ModelResponse:
     if scan.unknown is not None:
         return Unsupported(raw=scan.unknown_raw, raw_type=scan.unknown, **common)
     if scan.calls:
-        for call in scan.calls:
-            detail = invalid_call_detail(call)
-            if detail:
-                return InvalidToolCall(raw=raw, detail=detail, tool_calls=tuple(scan.calls), **common)
-        return ToolCalls(raw=raw, tool_calls=tuple(scan.calls), text=scan.text, **common)
+        return classify_calls(raw, scan.calls, scan.text, common)
     if scan.text:
         return Text(raw=raw, text=scan.text, **common)
     # STOP with no usable parts happens in long agent runs (pydantic/pydantic-ai#2631); CONTRACT.md: empty.

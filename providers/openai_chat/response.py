@@ -5,17 +5,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from conformance.calls import call_from_json_string, invalid_call_detail
+from conformance.calls import call_from_json_string, classify_calls
 from conformance.types import (
     Empty,
     Incomplete,
-    InvalidToolCall,
     ModelResponse,
     Refusal,
     RetryableError,
     Text,
     ToolCall,
-    ToolCalls,
     Unsupported,
 )
 from providers.openai_chat.usage import normalize_usage
@@ -108,11 +106,7 @@ def _answer(message: Mapping[str, Any], raw: str, text: str | None, common: dict
         )
         raw = f"{raw}/message.function_call"
     if calls:
-        for call in calls:
-            detail = invalid_call_detail(call)
-            if detail:
-                return InvalidToolCall(raw=raw, detail=detail, tool_calls=tuple(calls), **common)
-        return ToolCalls(raw=raw, tool_calls=tuple(calls), text=text, **common)
+        return classify_calls(raw, calls, text, common)
     if text:
         return Text(raw=raw, text=text, **common)
     return Empty(raw=raw, **common)

@@ -5,18 +5,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from conformance.calls import call_from_json_string, invalid_call_detail
+from conformance.calls import call_from_json_string, classify_calls
 from conformance.types import (
     Empty,
     FatalError,
     Incomplete,
-    InvalidToolCall,
     ModelResponse,
     Refusal,
     RetryableError,
     Text,
     ToolCall,
-    ToolCalls,
     Unsupported,
 )
 from providers.openai_responses.usage import normalize_usage
@@ -122,11 +120,7 @@ def classify_body(body: Any) -> ModelResponse:
     if scan.unknown is not None:
         return Unsupported(raw=scan.unknown_raw, raw_type=scan.unknown, **common)
     if scan.calls:
-        for call in scan.calls:
-            detail = invalid_call_detail(call)
-            if detail:
-                return InvalidToolCall(raw="status=completed", detail=detail, tool_calls=tuple(scan.calls), **common)
-        return ToolCalls(raw="status=completed", tool_calls=tuple(scan.calls), text=scan.text, **common)
+        return classify_calls("status=completed", scan.calls, scan.text, common)
     if scan.text:
         return Text(raw="status=completed", text=scan.text, **common)
     return Empty(raw="status=completed", **common)
