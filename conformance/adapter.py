@@ -117,3 +117,14 @@ class Adapter:
     """One line for listings."""
     details: Mapping[str, Any] = field(default_factory=dict)
     """Free-form facts about the adapter (the API it speaks)."""
+
+
+def request_history(request: Any, key: str) -> list[Any]:
+    """The conversation list under ``key`` of a wire request, or [] when the request holds none."""
+    history = request.get(key) if isinstance(request, Mapping) else None
+    return list(history) if isinstance(history, list) else []
+
+
+def request_prefix(request: Any, key: str) -> dict[str, Any]:
+    """Everything of a wire request but its conversation list: the part that must never change."""
+    return {name: value for name, value in request.items() if name != key} if isinstance(request, Mapping) else {}

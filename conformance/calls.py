@@ -10,7 +10,7 @@ from conformance.types import InvalidToolCall, ModelResponse, ToolCall, ToolCall
 
 
 def call_from_json_string(call_id: Any, name: Any, arguments: Any) -> ToolCall:
-    """A call whose vendor sends the arguments as a JSON string (OpenAI, Bedrock stream fragments)."""
+    """A call whose vendor sends the arguments as a JSON string."""
     text = arguments if isinstance(arguments, str) else ""
     parsed: Any = None
     try:
@@ -26,7 +26,7 @@ def call_from_json_string(call_id: Any, name: Any, arguments: Any) -> ToolCall:
 
 
 def call_from_object(call_id: Any, name: Any, arguments: Any, *, synthesized_id: bool = False) -> ToolCall:
-    """A call whose vendor sends the arguments as a parsed object (Anthropic, Gemini, Bedrock)."""
+    """A call whose vendor sends the arguments as a parsed object; they are serialized canonically."""
     return ToolCall(
         call_id=call_id if isinstance(call_id, str) else "",
         name=name if isinstance(name, str) else "",

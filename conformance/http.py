@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-# (retryable?, reason) by HTTP status; the SDKs of OpenAI and Anthropic retry 408, 409, 429 and >= 500.
+# (retryable?, reason) by HTTP status; the common SDK retry rule is 408, 409, 429 and >= 500.
 STATUS_DEFAULTS: dict[int, tuple[bool, str]] = {
     400: (False, "invalid_request"),
     401: (False, "auth"),

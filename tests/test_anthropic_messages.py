@@ -153,3 +153,21 @@ def test_tool_choice_mapping(choice: str, name: str | None, wire: dict[str, str]
     task = Task(instructions="i", input="q", tool_choice=choice, tool_name=name,
                 tools=(ToolSpec(name="get_order", description="d", parameters={"type": "object"}),))
     assert ADAPTER.build_request(task, [UserMessage(text="q")])["tool_choice"] == wire
+
+
+def test_an_error_object_delivered_with_http_200_is_classified_by_its_type() -> None:
+    result = classify_body(fixture(P, "error-529-overloaded.json")).to_dict()
+    assert (result["kind"], result["reason"]) == ("retryable_error", "overloaded")
+
+
+@pytest.mark.parametrize("body", [
+    {"type": "message", "content": [{"type": []}, {"type": {}}], "stop_reason": "end_turn"},
+    {"type": "error", "error": {"type": "rate_limit_error", "details": {"error_code": []}}},
+])
+def test_odd_json_never_raises(body: dict[str, object]) -> None:
+    assert classify_body(body).kind in ("unsupported", "retryable_error")
+
+
+@pytest.mark.parametrize("request_body", [{"messages": 5}, {"messages": ["x", [1], None]}, [], None])
+def test_read_request_of_odd_json_never_raises(request_body: object) -> None:
+    assert list(ADAPTER.read_request(request_body).results) == []  # type: ignore[arg-type]

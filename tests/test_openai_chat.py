@@ -142,3 +142,14 @@ def test_legacy_function_result_is_a_function_message_matched_by_name() -> None:
                                            ToolResults(results=(result,))])
     assert request["messages"][-1]["role"] == "function" and request["messages"][-1]["name"] == "get_order"
     assert list(ADAPTER.read_request(request).results) == [(None, "get_order")]
+
+
+def test_an_empty_refusal_string_is_not_a_refusal() -> None:
+    body = fixture(P, "body-text.json")
+    body["choices"][0]["message"]["refusal"] = ""
+    assert classify_body(body).kind == "text"
+
+
+@pytest.mark.parametrize("request_body", [{"messages": 5}, {"messages": True}, [], None])
+def test_read_request_of_odd_json_never_raises(request_body: object) -> None:
+    assert list(ADAPTER.read_request(request_body).results) == []  # type: ignore[arg-type]

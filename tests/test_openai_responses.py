@@ -88,12 +88,37 @@ def test_failed_misalignment_keeps_the_error_type() -> None:
     assert result.provider_details == {"misalignment_error_type": "potentially_unintended_data_access"}
 
 
-@pytest.mark.parametrize("reason", sorted(INCOMPLETE_REASONS))
-def test_every_incomplete_reason_in_the_table_is_mapped(reason: str) -> None:
+# Expected from wire-formats §8 and CONTRACT.md, written independently of the adapter's table.
+EXPECTED_INCOMPLETE = {
+    "max_output_tokens": ("incomplete", "max_tokens"),
+    "content_filter": ("refusal", "filter"),
+    "max_messages": ("incomplete", "other"),
+    "steered": ("incomplete", "other"),
+}
+EXPECTED_FAILED = {
+    "server_error": ("retryable_error", "server_error"),
+    "rate_limit_exceeded": ("retryable_error", "rate_limit"),
+    "vector_store_timeout": ("retryable_error", "timeout"),
+    "invalid_prompt": ("fatal_error", "policy"),
+    "bio_policy": ("fatal_error", "policy"),
+    "misalignment_policy_violation": ("fatal_error", "policy"),
+    "data_residency_mismatch": ("fatal_error", "invalid_request"),
+    "image_content_policy_violation": ("fatal_error", "policy"),
+    "invalid_image": ("fatal_error", "invalid_request"),
+    "image_file_not_found": ("fatal_error", "invalid_request"),
+}
+
+
+def test_the_incomplete_table_covers_exactly_the_sdk_values() -> None:
+    assert set(INCOMPLETE_REASONS) == set(EXPECTED_INCOMPLETE)
+
+
+@pytest.mark.parametrize(("reason", "expected"), sorted(EXPECTED_INCOMPLETE.items()))
+def test_every_incomplete_reason_is_mapped(reason: str, expected: tuple[str, str]) -> None:
     body = fixture(P, "body-incomplete-max-output-tokens.json")
     body["incomplete_details"] = {"reason": reason}
-    kind = classify_body(body).kind
-    assert kind == INCOMPLETE_REASONS[reason][0]
+    result = classify_body(body).to_dict()
+    assert (result["kind"], result.get("reason") or result.get("source")) == expected
 
 
 @pytest.mark.parametrize("reason", [None, "brand_new_reason"])
@@ -105,11 +130,29 @@ def test_unknown_or_missing_incomplete_reason_is_unsupported(reason: str | None)
     assert str(reason) in result.to_dict()["raw_type"]
 
 
-@pytest.mark.parametrize("code", sorted(FAILED_CODES))
-def test_every_failed_code_in_the_table_is_mapped(code: str) -> None:
+def test_the_failed_table_has_all_21_sdk_codes() -> None:
+    assert len(FAILED_CODES) == 21 and set(EXPECTED_FAILED) <= set(FAILED_CODES)
+
+
+@pytest.mark.parametrize(("code", "expected"), sorted(EXPECTED_FAILED.items()))
+def test_failed_codes_are_mapped(code: str, expected: tuple[str, str]) -> None:
     body = fixture(P, "body-failed-server-error.json")
     body["error"]["code"] = code
-    assert classify_body(body).kind == FAILED_CODES[code][0]
+    result = classify_body(body).to_dict()
+    assert (result["kind"], result["reason"]) == expected
+
+
+@pytest.mark.parametrize("error", [None, {"message": "no code"}])
+def test_failed_without_a_code_is_retryable(error: object) -> None:
+    body = fixture(P, "body-failed-server-error.json")
+    body["error"] = error
+    assert classify_body(body).kind == "retryable_error"
+
+
+def test_failed_with_an_unknown_code_is_unsupported() -> None:
+    body = fixture(P, "body-failed-server-error.json")
+    body["error"]["code"] = "brand_new_code"
+    assert classify_body(body).to_dict()["raw_type"] == "error.code=brand_new_code"
 
 
 @pytest.mark.parametrize("status", [None, "in_progress", "paused"])

@@ -40,6 +40,7 @@ def classify_error(status: int, body: Any, headers: Mapping[str, str]) -> ModelR
         message = body.strip()[:500]
     details = error.get("details")
     error_code = details.get("error_code") if isinstance(details, Mapping) else None
+    error_code = error_code if isinstance(error_code, str) else None
     raw = f"http={status}/{error_type}" if error_type else f"http={status}"
     if error_type in ERROR_TYPES:
         retryable, reason = ERROR_TYPES[error_type]
@@ -49,7 +50,7 @@ def classify_error(status: int, body: Any, headers: Mapping[str, str]) -> ModelR
         retryable, reason = False, "quota"
     if status in (400, 413) and message and any(phrase in message.lower() for phrase in CONTEXT_WINDOW_PHRASES):
         retryable, reason = False, "context_window"
-    provider_details = {"error_code": error_code} if isinstance(error_code, str) else {}
+    provider_details = {"error_code": error_code} if error_code else {}
     if retryable:
         return RetryableError(raw=raw, reason=reason, http_status=status, retry_after_s=parse_retry_after(headers),
                               message=message, provider_details=provider_details)

@@ -6,7 +6,15 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from conformance.adapter import ModelTurn, RequestParts, Task, TranscriptEntry, UserMessage
+from conformance.adapter import (
+    ModelTurn,
+    RequestParts,
+    Task,
+    TranscriptEntry,
+    UserMessage,
+    request_history,
+    request_prefix,
+)
 
 
 def build_request(task: Task, transcript: Sequence[TranscriptEntry]) -> dict[str, Any]:
@@ -54,11 +62,13 @@ def _messages(entry: TranscriptEntry) -> list[Any]:
 
 
 def read_request(request: Mapping[str, Any]) -> RequestParts:
-    history = list(request.get("messages") or [])
+    history = request_history(request, "messages")
     results: list[tuple[str | None, str | None]] = []
     for message in history:
-        content = message.get("content") if isinstance(message, Mapping) else None
-        if message.get("role") != "user" or not isinstance(content, list):
+        if not isinstance(message, Mapping) or message.get("role") != "user":
+            continue
+        content = message.get("content")
+        if not isinstance(content, list):
             continue
         results.extend(
             (block.get("tool_use_id"), None)
@@ -66,7 +76,7 @@ def read_request(request: Mapping[str, Any]) -> RequestParts:
             if isinstance(block, Mapping) and block.get("type") == "tool_result"
         )
     return RequestParts(
-        prefix={key: value for key, value in request.items() if key != "messages"},
+        prefix=request_prefix(request, "messages"),
         history=history,
         results=results,
     )

@@ -16,6 +16,7 @@ from conformance.types import (
     ToolCall,
     Unsupported,
 )
+from providers.anthropic_messages.errors import classify_error
 from providers.anthropic_messages.usage import normalize_usage
 
 # stop_reason → (kind, reason). end_turn / stop_sequence / tool_use are decided by the content blocks:
@@ -55,6 +56,9 @@ IGNORED_BLOCKS = frozenset(
 
 
 def classify_body(body: Any) -> ModelResponse:
+    if isinstance(body, Mapping) and body.get("type") == "error":
+        # An error object delivered with HTTP 200 (the SDK reports such errors with status 200).
+        return classify_error(200, body, {})
     if not isinstance(body, Mapping) or body.get("type") != "message":
         kind = body.get("type") if isinstance(body, Mapping) else type(body).__name__
         return Unsupported(raw=f"type={kind}", raw_type=f"body of type {kind}")
@@ -100,6 +104,7 @@ def _scan(blocks: tuple[Any, ...]) -> tuple[list[str], list[ToolCall], tuple[str
     unknown: tuple[str, str] | None = None
     for index, block in enumerate(blocks):
         block_type = block.get("type") if isinstance(block, Mapping) else None
+        block_type = block_type if isinstance(block_type, str) else None
         if block_type == "text" and isinstance(block.get("text"), str):
             texts.append(block["text"])
         elif block_type == "tool_use":

@@ -5,7 +5,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from conformance.adapter import ModelTurn, RequestParts, Task, ToolResults, TranscriptEntry, UserMessage
+from conformance.adapter import (
+    ModelTurn,
+    RequestParts,
+    Task,
+    ToolResults,
+    TranscriptEntry,
+    UserMessage,
+    request_history,
+    request_prefix,
+)
 from conformance.calls import compact_json
 
 # Task.tool_choice → the member of Converse `toolChoice` (service model `ToolChoice`: auto | any | tool).
@@ -93,9 +102,9 @@ def _tool_results(entry: ToolResults) -> dict[str, Any]:
 
 
 def read_request(request: Mapping[str, Any]) -> RequestParts:
-    history = list(request.get("messages") or [])
+    history = request_history(request, "messages")
     return RequestParts(
-        prefix={key: value for key, value in request.items() if key != "messages"},
+        prefix=request_prefix(request, "messages"),
         history=history,
         results=[(block["toolResult"].get("toolUseId"), None) for block in _user_blocks(history)
                  if isinstance(block.get("toolResult"), Mapping)],

@@ -5,7 +5,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from conformance.adapter import ModelTurn, RequestParts, Task, ToolResult, TranscriptEntry, UserMessage
+from conformance.adapter import (
+    ModelTurn,
+    RequestParts,
+    Task,
+    ToolResult,
+    TranscriptEntry,
+    UserMessage,
+    request_history,
+    request_prefix,
+)
 
 # task.tool_choice → functionCallingConfig.mode. `ANY` means "must call a function"; a forced tool is
 # `ANY` narrowed by allowedFunctionNames (wire-formats §4a).
@@ -76,7 +85,7 @@ def _function_response(result: ToolResult) -> dict[str, Any]:
 
 
 def read_request(request: Mapping[str, Any]) -> RequestParts:
-    history = list(request.get("contents") or [])
+    history = request_history(request, "contents")
     results: list[tuple[str | None, str | None]] = []
     for content in history:
         parts = content.get("parts") if isinstance(content, Mapping) else None
@@ -85,7 +94,7 @@ def read_request(request: Mapping[str, Any]) -> RequestParts:
             if isinstance(response, Mapping):
                 results.append((_string(response.get("id")), _string(response.get("name"))))
     return RequestParts(
-        prefix={key: value for key, value in request.items() if key != "contents"},
+        prefix=request_prefix(request, "contents"),
         history=history,
         results=results,
     )

@@ -6,7 +6,15 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from conformance.adapter import ModelTurn, RequestParts, Task, TranscriptEntry, UserMessage
+from conformance.adapter import (
+    ModelTurn,
+    RequestParts,
+    Task,
+    TranscriptEntry,
+    UserMessage,
+    request_history,
+    request_prefix,
+)
 
 
 def build_request(task: Task, transcript: Sequence[TranscriptEntry]) -> dict[str, Any]:
@@ -60,9 +68,9 @@ def _messages(entry: TranscriptEntry) -> list[Any]:
 
 
 def read_request(request: Mapping[str, Any]) -> RequestParts:
-    messages = list(request.get("messages") or [])
+    messages = request_history(request, "messages")
     # The system message is part of the static prefix: it must never change between turns.
-    prefix = {key: value for key, value in request.items() if key != "messages"}
+    prefix = request_prefix(request, "messages")
     prefix["system"] = messages[:1]
     history = messages[1:]
     results: list[tuple[str | None, str | None]] = []

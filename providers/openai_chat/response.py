@@ -67,7 +67,7 @@ def classify_body(body: Any) -> ModelResponse:
     if kind == "retryable_error":
         return RetryableError(raw=raw, reason=value, **common)
     refusal = message.get("refusal")
-    if isinstance(refusal, str):
+    if isinstance(refusal, str) and refusal:
         return Refusal(raw="message.refusal", source="model", text=refusal, **common)
     if kind == "refusal":
         return Refusal(raw=raw, source=value, text=text, **common)

@@ -6,7 +6,15 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from conformance.adapter import ModelTurn, RequestParts, Task, TranscriptEntry, UserMessage
+from conformance.adapter import (
+    ModelTurn,
+    RequestParts,
+    Task,
+    TranscriptEntry,
+    UserMessage,
+    request_history,
+    request_prefix,
+)
 
 
 def build_request(task: Task, transcript: Sequence[TranscriptEntry]) -> dict[str, Any]:
@@ -66,9 +74,9 @@ def _input_items(entry: TranscriptEntry) -> list[Any]:
 
 
 def read_request(request: Mapping[str, Any]) -> RequestParts:
-    history = list(request.get("input") or [])
+    history = request_history(request, "input")
     return RequestParts(
-        prefix={key: value for key, value in request.items() if key != "input"},
+        prefix=request_prefix(request, "input"),
         history=history,
         results=[
             (item.get("call_id"), None)

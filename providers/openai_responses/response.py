@@ -202,6 +202,9 @@ def _failed(error: Any, common: dict[str, Any]) -> ModelResponse:
     message = _string(error.get("message")) if isinstance(error, Mapping) else None
     raw = f"status=failed/{code}"
     mapped = FAILED_CODES.get(code) if isinstance(code, str) else None
+    if code is None:
+        # A failure that names no code is treated like the stream's code-less failure: retryable.
+        mapped = ("retryable_error", "server_error")
     if mapped is None:
         return Unsupported(raw=raw, raw_type=f"error.code={code}", **common)
     kind, reason = mapped
