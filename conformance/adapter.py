@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from conformance.stream import StreamResult
 from conformance.types import ModelResponse, ToolCall
 
 
@@ -111,8 +112,8 @@ class Adapter:
     """A successful (HTTP 2xx) JSON body → one contract kind."""
     classify_error: Callable[[int, Any, Mapping[str, str]], ModelResponse]
     """HTTP status, error body (JSON, text or None) and lower-cased headers → one contract kind."""
-    assemble_stream: Callable[[Iterable[bytes]], ModelResponse] | None = None
-    """A raw stream transcript, as lines of bytes → the same kind a body gives; None if not streamed."""
+    assemble_stream: Callable[[Iterable[bytes]], StreamResult] | None = None
+    """A raw stream transcript, as byte chunks → the same kind a body gives, plus a stream summary."""
     description: str = ""
     """One line for listings."""
     details: Mapping[str, Any] = field(default_factory=dict)

@@ -27,7 +27,19 @@ class RecordedTurn:
     headers: Mapping[str, str]
     body: Any
     source: str
-    """Where the body came from: a fixture path or ``inline``."""
+    """Where the body came from: a fixture path, ``inline``, or "" when the turn was recorded as a stream only."""
+    has_body: bool = True
+    """False when only a stream was recorded for this turn."""
+    stream: Path | None = None
+    """The raw stream transcript, read lazily at replay so a large one is never held whole."""
+    stream_source: str = ""
+    """The stream fixture path as shown to users."""
+
+    def replayable(self, mode: str) -> bool:
+        """Whether this turn can be replayed in ``mode``; an HTTP error fails before any body or stream."""
+        if self.status >= 400:
+            return True
+        return self.stream is not None if mode == "stream" else self.has_body
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -226,29 +238,22 @@ def _load_turn(turn: Mapping[str, Any], case_path: Path, root: Path, pointer: st
                max_file_bytes: int) -> RecordedTurn | None:
     status = turn.get("status", 200)
     headers = lower_headers(turn.get("headers"))
+    stream: Path | None = None
+    if "stream" in turn:
+        stream = _fixture_path(turn["stream"], case_path, root, f"{pointer}/stream", problem, max_file_bytes)
+        if stream is None:
+            return None
+    extra: dict[str, Any] = {"stream": stream, "stream_source": shown_path(stream) if stream else ""}
     if "inline" in turn:
-        return RecordedTurn(status=status, headers=headers, body=turn["inline"], source="inline")
+        return RecordedTurn(status=status, headers=headers, body=turn["inline"], source="inline", **extra)
     if "text" in turn:
-        return RecordedTurn(status=status, headers=headers, body=turn["text"], source="inline")
+        return RecordedTurn(status=status, headers=headers, body=turn["text"], source="inline", **extra)
+    if "body" not in turn:
+        return RecordedTurn(status=status, headers=headers, body=None, source="", has_body=False, **extra)
+    target = _fixture_path(turn["body"], case_path, root, f"{pointer}/body", problem, max_file_bytes)
+    if target is None:
+        return None
     relative = turn["body"]
-    target = case_path.parent / relative
-    root_resolved = root.resolve()
-    if Path(relative).is_absolute() or not _inside(target, root_resolved):
-        problem(f"{pointer}/body", f"fixture path '{relative}' leaves the cases folder",
-                "keep fixtures inside the cases folder, next to the case file")
-        return None
-    if not target.is_file():
-        folder = target.parent
-        existing = sorted(p.name for p in folder.iterdir() if p.is_file()) if folder.is_dir() else []
-        listing = ", ".join(existing) if existing else f"no files in {shown_path(folder)}"
-        problem(f"{pointer}/body", f"fixture file '{relative}' not found (existing: {listing})",
-                "fix the path or add the fixture")
-        return None
-    size = target.stat().st_size
-    if size > max_file_bytes:
-        problem(f"{pointer}/body", f"fixture '{relative}' is {size} bytes, over the {max_file_bytes}-byte limit",
-                "trim the fixture, or raise the limit with --max-file-bytes")
-        return None
     try:
         text = target.read_bytes().decode("utf-8")
     except UnicodeDecodeError:
@@ -261,7 +266,30 @@ def _load_turn(turn: Mapping[str, Any], case_path: Path, root: Path, pointer: st
         problem(f"{pointer}/body", f"fixture '{relative}' is not valid JSON (line {line}: {error})",
                 "record the body exactly as received, or use `text:` for a non-JSON body")
         return None
-    return RecordedTurn(status=status, headers=headers, body=body, source=shown_path(target))
+    return RecordedTurn(status=status, headers=headers, body=body, source=shown_path(target), **extra)
+
+
+def _fixture_path(relative: str, case_path: Path, root: Path, pointer: str, problem: Any,
+                  max_file_bytes: int) -> Path | None:
+    """The fixture file ``relative`` names, checked to exist, stay inside the cases folder and fit the limit."""
+    target = case_path.parent / relative
+    if Path(relative).is_absolute() or not _inside(target, root.resolve()):
+        problem(pointer, f"fixture path '{relative}' leaves the cases folder",
+                "keep fixtures inside the cases folder, next to the case file")
+        return None
+    if not target.is_file():
+        folder = target.parent
+        existing = sorted(p.name for p in folder.iterdir() if p.is_file()) if folder.is_dir() else []
+        listing = ", ".join(existing) if existing else f"no files in {shown_path(folder)}"
+        problem(pointer, f"fixture file '{relative}' not found (existing: {listing})",
+                "fix the path or add the fixture")
+        return None
+    size = target.stat().st_size
+    if size > max_file_bytes:
+        problem(pointer, f"fixture '{relative}' is {size} bytes, over the {max_file_bytes}-byte limit",
+                "trim the fixture, or raise the limit with --max-file-bytes")
+        return None
+    return target
 
 
 def _inside(path: Path, root: Path) -> bool:

@@ -16,6 +16,7 @@ from conformance.http import lower_headers
 from conformance.registry import select_adapters
 from conformance.report import build_report, render_markdown, write_reports
 from conformance.runner import run_all
+from conformance.sse import read_chunks
 from conformance.yamlfile import MAX_FILE_BYTES
 
 EXIT_OK, EXIT_FAILED, EXIT_INPUT = 0, 1, 2
@@ -44,7 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
     inspect.add_argument("--adapter", action="append", help="your own adapter as module:object")
     inspect.add_argument("--status", type=int, default=200, help="HTTP status of the recorded response")
     inspect.add_argument("--header", action="append", default=[], help="a response header as K:V (repeatable)")
-    inspect.add_argument("file", type=Path, help="a JSON body or an error body")
+    inspect.add_argument("--stream", action="store_true", help="read FILE as a raw stream transcript")
+    inspect.add_argument("file", type=Path, help="a JSON body, an error body, or a raw stream transcript")
 
     validate = commands.add_parser("validate", help="check case files and the fixtures they name")
     validate.add_argument("--cases", action="append", type=Path, help="cases folder (repeatable)")
@@ -93,17 +95,36 @@ def _inspect(arguments: argparse.Namespace) -> int:
         data = arguments.file.read_bytes()
     except OSError as error:
         raise InputError([Problem(shown, None, f"cannot read: {error.strerror}", "check the path")]) from None
-    try:
-        body = json.loads(data.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise InputError([Problem(shown, None, "not UTF-8", "pass a UTF-8 JSON body")]) from None
-    except ValueError as error:
-        line = getattr(error, "lineno", None)
-        raise InputError([Problem(shown, line, f"not JSON: {getattr(error, 'msg', error)}",
-                                  "pass a JSON body exactly as received")]) from None
-    result = classify_response(adapter, arguments.status, lower_headers(headers), body)
-    print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
+    body: Any = None
+    is_json = not arguments.stream
+    if is_json:
+        try:
+            body = json.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as error:
+            is_json = False
+            # A file that is not one JSON document may be a stream transcript; only then is it readable.
+            if adapter.assemble_stream is None or arguments.status >= 400 or not _looks_like_stream(data):
+                line = getattr(error, "lineno", None)
+                message = getattr(error, "msg", error)
+                reason = "not UTF-8" if isinstance(error, UnicodeDecodeError) else f"not JSON: {message}"
+                fix = "pass a JSON body exactly as received, or a raw stream transcript"
+                raise InputError([Problem(shown, line, reason, fix)]) from None
+    if is_json or arguments.status >= 400:
+        result = classify_response(adapter, arguments.status, lower_headers(headers), body).to_dict()
+    else:
+        if adapter.assemble_stream is None:
+            raise InputError([Problem(shown, None, f"adapter '{adapter.id}' cannot read streams", "pass a JSON body")])
+        assembled = adapter.assemble_stream(read_chunks(str(arguments.file)))
+        result = assembled.response.to_dict()
+        result["stream"] = assembled.summary.to_dict()
+    print(json.dumps(result, indent=2, ensure_ascii=False))
     return EXIT_OK
+
+
+def _looks_like_stream(data: bytes) -> bool:
+    """SSE fields, or JSON lines (one event object per line, as decoded binary event streams are stored)."""
+    head = data.lstrip()[:200]
+    return head.startswith((b"data:", b"event:", b":", b"id:", b"retry:")) or (head.startswith(b"{") and b"\n" in data)
 
 
 def _validate(arguments: argparse.Namespace) -> int:

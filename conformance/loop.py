@@ -15,6 +15,7 @@ from conformance.cases import Case, RecordedTurn
 from conformance.classify import classify_response
 from conformance.errors import InputError, Problem
 from conformance.schemas import compiled
+from conformance.sse import read_chunks
 from conformance.types import InvalidToolCall, ModelResponse, Text, ToolCall
 from conformance.world import Receipt
 
@@ -40,13 +41,27 @@ class LoopRun:
     responses: list[ModelResponse] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
     statuses: list[int] = field(default_factory=list)
+    streams: list[dict[str, Any] | None] = field(default_factory=list)
+    """Per turn, the stream summary (stream mode) or None."""
     receipts: list[dict[str, Any]] = field(default_factory=list)
     leaks: list[str] = field(default_factory=list)
     """Protected values that reached the model after a denial (must stay empty)."""
     world_writes: list[dict[str, Any]] = field(default_factory=list)
 
 
-def run_loop(case: Case, provider: str, adapter: Adapter, turns: tuple[RecordedTurn, ...]) -> LoopRun:
+def replay_turn(adapter: Adapter, recorded: RecordedTurn, mode: str) -> tuple[ModelResponse, dict[str, Any] | None]:
+    """One recorded turn through the adapter: an HTTP error by status, else the stream or the body."""
+    if mode == "stream" and recorded.status < 400 and recorded.stream is not None:
+        if adapter.assemble_stream is None:
+            raise InputError([Problem(recorded.stream_source, None, f"adapter '{adapter.id}' cannot read streams",
+                                      "give the adapter an assemble_stream function, or run body mode only")])
+        result = adapter.assemble_stream(read_chunks(str(recorded.stream)))
+        return result.response, result.summary.to_dict()
+    return classify_response(adapter, recorded.status, recorded.headers, recorded.body), None
+
+
+def run_loop(case: Case, provider: str, adapter: Adapter, turns: tuple[RecordedTurn, ...],
+             mode: str = "body") -> LoopRun:
     run = LoopRun()
     world = case.world.fork()
     transcript: list[TranscriptEntry] = [UserMessage(text=case.task.input)]
@@ -58,12 +73,13 @@ def run_loop(case: Case, provider: str, adapter: Adapter, turns: tuple[RecordedT
         if index >= len(turns):
             raise InputError([_missing_turn(case, provider, index, run)])
         recorded = turns[index]
-        response = classify_response(adapter, recorded.status, recorded.headers, recorded.body)
+        response, stream = replay_turn(adapter, recorded, mode)
         if isinstance(response, Text) and case.task.output_schema is not None:
             response = replace(response, parsed=_parse_json(response.text))
         run.responses.append(response)
-        run.sources.append(recorded.source)
+        run.sources.append(recorded.stream_source if stream is not None else recorded.source)
         run.statuses.append(recorded.status)
+        run.streams.append(stream)
 
         if response.kind == "text":
             assert isinstance(response, Text)

@@ -16,7 +16,7 @@ from conformance.cases import CASE_FILE, WORLD_FILE, Case, load_cases
 from conformance.errors import InputError
 from conformance.registry import select_adapters
 from conformance.report import build_report, write_reports
-from conformance.runner import MODES, run_case
+from conformance.runner import modes_for, run_case
 
 _CASES_KEY = pytest.StashKey[dict[Path, list[Case]]]()
 _ROWS_KEY = pytest.StashKey[list[dict[str, Any]]]()
@@ -61,7 +61,7 @@ class CaseFile(pytest.File):
             for provider in sorted(case.providers):
                 if provider not in adapters:
                     continue
-                for mode in MODES:
+                for mode in modes_for(case, provider, adapters[provider]):
                     yield CaseItem.from_parent(self, name=f"{case.id}[{provider}-{mode}]", case=case,
                                                provider=provider, mode=mode)
 

@@ -12,7 +12,19 @@ from conformance.errors import InputError
 from conformance.loop import LoopRun, run_loop
 from conformance.types import USAGE_FIELDS, ModelResponse
 
-MODES = ("body",)
+MODES = ("body", "stream")
+
+
+def modes_for(case: Case, provider: str, adapter: Adapter) -> list[str]:
+    """The modes a case × provider can be replayed in: every turn must have what the mode needs."""
+    turns = case.providers[provider].turns
+    modes = []
+    if all(turn.replayable("body") for turn in turns):
+        modes.append("body")
+    streamed = any(turn.stream is not None for turn in turns)
+    if streamed and adapter.assemble_stream is not None and all(turn.replayable("stream") for turn in turns):
+        modes.append("stream")
+    return modes
 
 
 def run_case(case: Case, provider: str, adapter: Adapter, mode: str = "body") -> dict[str, Any]:
@@ -28,7 +40,7 @@ def run_case(case: Case, provider: str, adapter: Adapter, mode: str = "body") ->
         "override": {"why": expectation.why} if expectation.why else None,
     }
     try:
-        run = run_loop(case, provider, adapter, fixtures.turns)
+        run = run_loop(case, provider, adapter, fixtures.turns, mode)
     except InputError:
         raise
     except Exception as error:  # noqa: BLE001 - a user's adapter must not take the whole run down
@@ -59,7 +71,7 @@ def run_all(cases: Iterable[Case], adapters: dict[str, Adapter]) -> list[dict[st
     for case in cases:
         for provider, adapter in adapters.items():
             if provider in case.providers:
-                for mode in MODES:
+                for mode in modes_for(case, provider, adapter):
                     rows.append(run_case(case, provider, adapter, mode))
     return sorted(rows, key=lambda row: (row["case"], row["provider"], row["mode"]))
 
@@ -67,6 +79,7 @@ def run_all(cases: Iterable[Case], adapters: dict[str, Adapter]) -> list[dict[st
 def _turn_record(index: int, response: ModelResponse, run: LoopRun) -> dict[str, Any]:
     record = {"turn": index + 1, "source": run.sources[index], "http_status": run.statuses[index]}
     record.update(response.to_dict())
+    record["stream"] = run.streams[index]
     return record
 
 

@@ -193,6 +193,8 @@ class RetryableError(ModelResponse):
     """The delay the vendor asked for, in seconds, when it gave one."""
     message: str | None = None
     """The vendor's error message."""
+    text: str | None = None
+    """Text a broken stream delivered before it broke: partial, never a final answer."""
 
     def extras(self) -> dict[str, Any]:
         return {

@@ -64,6 +64,15 @@ def validate_converse_request(body: Any) -> None:
     validate_shape(body, "ConverseRequest")
 
 
+def converse_stream_event_violations(event: Any) -> list[str]:
+    """One decoded ConverseStream event, ``{"<member>": payload}`` as boto3 yields it, against the member shapes
+    of ``ConverseStreamOutput`` (events and exceptions alike): exactly one known member, its payload strict."""
+    shape = resolve_shape("ConverseStreamOutput")
+    if not isinstance(event, dict) or len(event) != 1:
+        return [f"$: expected a one-member object naming a {shape.name} member, got {_describe(event)}"]
+    return shape_violations(event, shape)
+
+
 def _walk(value: Any, shape: Shape, path: str, violations: list[str]) -> None:
     if isinstance(shape, StructureShape):
         _walk_structure(value, shape, path, violations)

@@ -122,7 +122,8 @@ def test_validate_reports_missing_fixture_listing_existing_files(tmp_path: Path)
     completed = run_cli("validate", "--cases", str(cases))
     assert completed.returncode == 2
     assert "normal/case.yaml:" in completed.stderr
-    assert "fixture file 'openai-chat/turn2.json' not found (existing: turn1.json)" in completed.stderr
+    expected = "fixture file 'openai-chat/turn2.json' not found (existing: turn1.json, turn1.sse, turn2.sse)"
+    assert expected in completed.stderr
 
 
 def test_validate_refuses_a_fixture_path_outside_the_cases_folder(tmp_path: Path) -> None:

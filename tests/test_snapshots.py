@@ -13,7 +13,7 @@ from syrupy.extensions.json import JSONSnapshotExtension
 
 from conformance.cases import load_cases
 from conformance.registry import builtin_adapters
-from conformance.runner import MODES, run_case
+from conformance.runner import modes_for, run_case
 from conformance.snapshot import normalized_row
 from tests.helpers import CASES
 
@@ -24,7 +24,7 @@ ITEMS = [
     for case_id, case in sorted(CASE.items())
     for provider in sorted(case.providers)
     if provider in ADAPTERS
-    for mode in MODES
+    for mode in modes_for(case, provider, ADAPTERS[provider])
 ]
 
 

@@ -1,9 +1,10 @@
-"""Anthropic Messages API (``POST /v1/messages``), JSON bodies."""
+"""Anthropic Messages API (``POST /v1/messages``), JSON bodies and SSE streams."""
 
 from conformance.adapter import Adapter
 from providers.anthropic_messages.errors import classify_error
 from providers.anthropic_messages.request import build_request, read_request
 from providers.anthropic_messages.response import classify_body
+from providers.anthropic_messages.stream import assemble_stream
 
 ADAPTER = Adapter(
     id="anthropic-messages",
@@ -11,5 +12,6 @@ ADAPTER = Adapter(
     read_request=read_request,
     classify_body=classify_body,
     classify_error=classify_error,
+    assemble_stream=assemble_stream,
     description="Anthropic Messages API, POST /v1/messages",
 )

@@ -55,3 +55,23 @@ def classify_error(status: int, body: Any, headers: Mapping[str, str]) -> ModelR
         return RetryableError(raw=raw, reason=reason, http_status=status, retry_after_s=parse_retry_after(headers),
                               message=message, provider_details=provider_details)
     return FatalError(raw=raw, reason=reason, http_status=status, message=message, provider_details=provider_details)
+
+
+def classify_stream_error(event: Any) -> ModelResponse:
+    """An ``event: error`` inside a 200 stream (wire-formats §3d): its ``error.type`` decides, through the same
+    table as HTTP errors; a stream error that names nothing known is retryable ``server_error``."""
+    error = event.get("error") if isinstance(event, Mapping) else None
+    error = error if isinstance(error, Mapping) else {}
+    error_type = error.get("type") if isinstance(error.get("type"), str) and error.get("type") else None
+    message = error.get("message") if isinstance(error.get("message"), str) else None
+    details = error.get("details")
+    error_code = details.get("error_code") if isinstance(details, Mapping) else None
+    error_code = error_code if isinstance(error_code, str) else None
+    raw = f"stream error={error_type}" if error_type else "stream error"
+    retryable, reason = ERROR_TYPES.get(error_type or "", (True, "server_error"))
+    if error_code in QUOTA_ERROR_CODES:
+        retryable, reason = False, "quota"
+    provider_details = {"error_code": error_code} if error_code else {}
+    if retryable:
+        return RetryableError(raw=raw, reason=reason, message=message, provider_details=provider_details)
+    return FatalError(raw=raw, reason=reason, message=message, provider_details=provider_details)

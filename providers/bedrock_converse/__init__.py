@@ -1,9 +1,10 @@
-"""AWS Bedrock Converse (``POST /model/{modelId}/converse``), JSON bodies; ConverseStream is not covered yet."""
+"""AWS Bedrock Converse (``POST /model/{modelId}/converse``) JSON bodies and ConverseStream, decoded to JSON lines."""
 
 from conformance.adapter import Adapter
 from providers.bedrock_converse.errors import classify_error
 from providers.bedrock_converse.request import build_request, read_request
 from providers.bedrock_converse.response import classify_body
+from providers.bedrock_converse.stream import assemble_stream
 
 ADAPTER = Adapter(
     id="bedrock-converse",
@@ -11,5 +12,6 @@ ADAPTER = Adapter(
     read_request=read_request,
     classify_body=classify_body,
     classify_error=classify_error,
-    description="AWS Bedrock Converse, POST /model/{modelId}/converse",
+    assemble_stream=assemble_stream,
+    description="AWS Bedrock Converse, POST /model/{modelId}/converse and /converse-stream",
 )

@@ -36,6 +36,9 @@ CONTEXT_WINDOW_PHRASES = ("input is too long", "prompt is too long", "too many i
 # ModelErrorException extras worth keeping beside the kind.
 MODEL_ERROR_FIELDS = ("originalStatusCode", "resourceName")
 
+# ModelStreamErrorException extras: what the model itself answered before Bedrock turned it into this frame.
+STREAM_ERROR_FIELDS = ("originalStatusCode", "originalMessage")
+
 
 def classify_error(status: int, body: Any, headers: Mapping[str, str]) -> ModelResponse:
     headers = lower_headers(headers)
@@ -58,6 +61,25 @@ def classify_error(status: int, body: Any, headers: Mapping[str, str]) -> ModelR
             provider_details=details,
         )
     return FatalError(raw=raw, reason=reason, http_status=status, message=message, provider_details=details)
+
+
+def classify_stream_error(event_name: str, payload: Any) -> ModelResponse:
+    """An exception frame inside a 200 ConverseStream (§5d), by its event name (``throttlingException``).
+
+    The name is the exception shape's with its first letter lower-cased; one naming nothing known is retryable.
+    """
+    error_type = event_name[:1].upper() + event_name[1:]
+    payload = payload if isinstance(payload, Mapping) else {}
+    message = _message(payload)
+    retryable, reason = ERROR_TYPES.get(error_type, (True, "server_error"))
+    if error_type == "ValidationException" and _overflows(message):
+        retryable, reason = False, "context_window"
+    details = {key: payload[key] for key in STREAM_ERROR_FIELDS if key in payload}
+    raw = f"stream exception={error_type}"
+    # The HTTP status was 200: the status the shape models for the exception was never sent.
+    if retryable:
+        return RetryableError(raw=raw, reason=reason, message=message, provider_details=details)
+    return FatalError(raw=raw, reason=reason, message=message, provider_details=details)
 
 
 def _error_type(headers: Mapping[str, str], body: Any) -> str | None:

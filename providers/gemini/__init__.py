@@ -1,9 +1,10 @@
-"""Google Gemini API (``models/{model}:generateContent``), JSON bodies."""
+"""Google Gemini API (``models/{model}:generateContent``), JSON bodies and ``streamGenerateContent`` SSE streams."""
 
 from conformance.adapter import Adapter
 from providers.gemini.errors import classify_error
 from providers.gemini.request import build_request, read_request
 from providers.gemini.response import classify_body
+from providers.gemini.stream import assemble_stream
 
 ADAPTER = Adapter(
     id="gemini",
@@ -11,5 +12,6 @@ ADAPTER = Adapter(
     read_request=read_request,
     classify_body=classify_body,
     classify_error=classify_error,
-    description="Google Gemini API, POST models/{model}:generateContent",
+    assemble_stream=assemble_stream,
+    description="Google Gemini API, POST models/{model}:generateContent (and :streamGenerateContent?alt=sse)",
 )

@@ -69,6 +69,27 @@ def classify_error(status: int, body: Any, headers: Mapping[str, str]) -> ModelR
     return FatalError(raw=raw, reason=reason, http_status=status, message=message)
 
 
+def classify_stream_error(frame: Any) -> ModelResponse:
+    """An ``{"error": {...}}`` frame inside a 200 stream (wire-formats §4d): the same tables as an HTTP error,
+    with ``error.code`` standing in for the status. An error that names no code and no known status is a
+    retryable server_error; the transport status was 200, so ``http_status`` stays None."""
+    error = _unwrap(frame)
+    code = error.get("code")
+    code = code if isinstance(code, int) and not isinstance(code, bool) else None
+    rpc_status = _string(error.get("status"))
+    message = _string(error.get("message"))
+    details = error.get("details")
+    details = [entry for entry in details if isinstance(entry, Mapping)] if isinstance(details, list) else []
+    named = "/".join(str(value) for value in (code, rpc_status) if value is not None)
+    raw = f"stream error={named}" if named else "stream error"
+    if code is None and rpc_status not in RPC_STATUSES:
+        return RetryableError(raw=raw, reason="server_error", message=message)
+    retryable, reason = _decide(code or 0, rpc_status, message, details)
+    if retryable:
+        return RetryableError(raw=raw, reason=reason, retry_after_s=_retry_delay(details), message=message)
+    return FatalError(raw=raw, reason=reason, message=message)
+
+
 def _unwrap(body: Any) -> Mapping[str, Any]:
     if isinstance(body, list) and len(body) == 1:
         body = body[0]

@@ -1,8 +1,9 @@
-"""OpenAI Chat Completions (``POST /v1/chat/completions``) and OpenAI-compatible servers, JSON bodies."""
+"""OpenAI Chat Completions (``POST /v1/chat/completions``) and compatible servers: JSON bodies and SSE."""
 
 from conformance.adapter import Adapter
 from providers.openai_chat.request import build_request, read_request
 from providers.openai_chat.response import classify_body
+from providers.openai_chat.stream import assemble_stream
 from providers.openai_common.errors import classify_error
 
 ADAPTER = Adapter(
@@ -11,5 +12,6 @@ ADAPTER = Adapter(
     read_request=read_request,
     classify_body=classify_body,
     classify_error=classify_error,
+    assemble_stream=assemble_stream,
     description="OpenAI Chat Completions and compatible servers, POST /v1/chat/completions",
 )

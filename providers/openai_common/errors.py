@@ -51,6 +51,23 @@ def classify_error(status: int, body: Any, headers: Mapping[str, str]) -> ModelR
     return FatalError(raw=raw, reason=reason, http_status=status, message=message)
 
 
+def classify_stream_error(error: Any) -> ModelResponse:
+    """An error that arrived inside a 200 stream (a Responses ``error`` event, a Chat ``{"error"}`` chunk).
+
+    Its code decides when the code is known; a stream error that names nothing is retryable.
+    """
+    error = error if isinstance(error, Mapping) else {}
+    code = _string(error.get("code")) or _string(error.get("type"))
+    message = _string(error.get("message"))
+    raw = f"stream error={code}" if code else "stream error"
+    if code in FILTER_CODES:
+        return Refusal(raw=raw, source="filter", text=message)
+    retryable, reason = ERROR_CODES.get(code or "", (True, "server_error"))
+    if retryable:
+        return RetryableError(raw=raw, reason=reason, message=message)
+    return FatalError(raw=raw, reason=reason, message=message)
+
+
 def _decide(
     status: int, code: str | None, error_type: str | None, message: str | None, headers: Mapping[str, str]
 ) -> tuple[bool, str]:

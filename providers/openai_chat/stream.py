@@ -1,0 +1,148 @@
+"""A Chat Completions SSE transcript (``data:`` chunks ended by ``data: [DONE]``) → the kind its body gives.
+
+Tool-call fragments are joined per ``index`` (the id and name come only in the first fragment); usage comes
+from the extra ``choices: []`` chunk that ``stream_options.include_usage`` asks for (wire-formats §2d).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from conformance.sse import iter_events
+from conformance.stream import StreamResult, StreamSummary, interrupted
+from providers.openai_chat.response import classify_body
+from providers.openai_common.errors import classify_stream_error
+
+DONE = "[DONE]"
+
+
+class _Assembly:
+    def __init__(self) -> None:
+        self.response_id: str | None = None
+        self.model: str | None = None
+        # StringIO, not a list of deltas: thousands of small strings would cost ~50 bytes each.
+        self.content = io.StringIO()
+        self.refusal = io.StringIO()
+        self.calls: dict[int, dict[str, Any]] = {}
+        self.arguments: dict[int, list[str]] = {}
+        self.function_call: dict[str, Any] | None = None
+        self.finish: Any = None
+        self.usage: Any = None
+
+    def apply(self, chunk: dict[str, Any]) -> str:
+        """Fold one chunk in; returns the summary name of what it carried."""
+        if isinstance(chunk.get("id"), str):
+            self.response_id = chunk["id"]
+        if isinstance(chunk.get("model"), str):
+            self.model = chunk["model"]
+        if chunk.get("usage") is not None:
+            self.usage = chunk["usage"]
+        choices = chunk.get("choices")
+        choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else None
+        if choice is None:
+            return "chunk:usage" if chunk.get("usage") is not None else "chunk:empty"
+        carried = []
+        delta: dict[str, Any] = choice["delta"] if isinstance(choice.get("delta"), dict) else {}
+        if isinstance(delta.get("content"), str) and delta["content"]:
+            self.content.write(delta["content"])
+            carried.append("content")
+        if isinstance(delta.get("refusal"), str) and delta["refusal"]:
+            self.refusal.write(delta["refusal"])
+            carried.append("refusal")
+        if isinstance(delta.get("tool_calls"), list):
+            self._tool_calls(delta["tool_calls"])
+            carried.append("tool_calls")
+        if isinstance(delta.get("function_call"), dict):
+            self._function_call(delta["function_call"])
+            carried.append("function_call")
+        # null, "" or a missing finish_reason all mean "not finished" (compatible servers, wire-formats §2f).
+        if choice.get("finish_reason"):
+            self.finish = choice["finish_reason"]
+            carried.append("finish")
+        return "chunk:" + ("+".join(carried) if carried else "role" if "role" in delta else "empty")
+
+    def _tool_calls(self, fragments: list[Any]) -> None:
+        for fragment in fragments:
+            if not isinstance(fragment, dict):
+                continue
+            index = fragment.get("index")
+            if not isinstance(index, int) or isinstance(index, bool):
+                # Servers that omit `index` send whole calls, one per fragment (ollama/ollama#7881).
+                index = len(self.calls) if fragment.get("id") or not self.calls else max(self.calls)
+            call = self.calls.setdefault(index, {"id": None, "type": "function", "function": {"name": None}})
+            if isinstance(fragment.get("id"), str) and fragment["id"]:
+                call["id"] = fragment["id"]
+            if isinstance(fragment.get("type"), str):
+                call["type"] = fragment["type"]
+            function = fragment.get("function")
+            if isinstance(function, dict):
+                if isinstance(function.get("name"), str) and function["name"]:
+                    call["function"]["name"] = function["name"]
+                if isinstance(function.get("arguments"), str):
+                    self.arguments.setdefault(index, []).append(function["arguments"])
+
+    def _function_call(self, fragment: dict[str, Any]) -> None:
+        if self.function_call is None:
+            self.function_call = {"name": None, "arguments": ""}
+        if isinstance(fragment.get("name"), str):
+            self.function_call["name"] = fragment["name"]
+        if isinstance(fragment.get("arguments"), str):
+            self.function_call["arguments"] += fragment["arguments"]
+
+    def body(self) -> dict[str, Any]:
+        message: dict[str, Any] = {
+            "role": "assistant",
+            "content": self.content.getvalue() or None,
+            "refusal": self.refusal.getvalue() or None,
+        }
+        if self.calls:
+            message["tool_calls"] = []
+            for index in sorted(self.calls):
+                call = self.calls[index]
+                call["function"]["arguments"] = "".join(self.arguments.get(index, []))
+                message["tool_calls"].append(call)
+        if self.function_call is not None:
+            message["function_call"] = self.function_call
+        return {
+            "id": self.response_id,
+            "object": "chat.completion",
+            "model": self.model,
+            "choices": [{"index": 0, "message": message, "finish_reason": self.finish}],
+            "usage": self.usage,
+        }
+
+
+def assemble_stream(chunks: Iterable[bytes]) -> StreamResult:
+    summary = StreamSummary()
+    assembly = _Assembly()
+    for event in iter_events(chunks):
+        if summary.terminal:
+            summary.count("after [DONE]")
+            continue
+        if event.data.strip() == DONE:
+            summary.count(DONE)
+            summary.terminal = True
+            continue
+        try:
+            chunk = json.loads(event.data)
+        except ValueError:
+            summary.count("unparsable")
+            return interrupted(summary, [assembly.content.getvalue()], response_id=assembly.response_id,
+                               model=assembly.model, detail="an event that is not JSON")
+        if not isinstance(chunk, dict):
+            summary.count("not-an-object")
+            continue
+        if "error" in chunk:
+            summary.count("error")
+            summary.terminal = True
+            return StreamResult(response=classify_stream_error(chunk["error"]), summary=summary)
+        summary.count(assembly.apply(chunk))
+    if not summary.terminal or not assembly.finish:
+        # Without [DONE], or without a finish_reason before it, nobody said the answer was complete.
+        detail = "" if not summary.terminal else "[DONE] arrived but no finish_reason did"
+        return interrupted(summary, [assembly.content.getvalue()], response_id=assembly.response_id,
+                           model=assembly.model, detail=detail)
+    return StreamResult(response=classify_body(assembly.body()), summary=summary)

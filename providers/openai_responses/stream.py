@@ -1,0 +1,140 @@
+"""A Responses SSE transcript → the same kind its body gives (wire-formats §1d).
+
+Items are rebuilt from the events: ``output_item.added`` opens an item, text and argument deltas fill it
+(argument deltas are keyed by ``item_id``, never by ``call_id``), ``output_item.done`` replaces it with the
+final item. Status, usage and errors come from the terminal event's ``response``.
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from conformance.sse import iter_events
+from conformance.stream import StreamResult, StreamSummary, interrupted
+from providers.openai_common.errors import classify_stream_error
+from providers.openai_responses.response import classify_body
+
+TERMINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "response.failed"})
+
+
+class _Assembly:
+    def __init__(self) -> None:
+        self.items: dict[int, dict[str, Any]] = {}
+        self.done: set[int] = set()
+        self.index_of: dict[str, int] = {}
+        # Deltas are written into StringIO buffers: a list of thousands of small strings costs ~50 bytes each.
+        self.text: dict[tuple[str, int], io.StringIO] = {}
+        self.refusal: dict[tuple[str, int], io.StringIO] = {}
+        self.arguments: dict[str, io.StringIO] = {}
+        self.response_id: str | None = None
+        self.model: str | None = None
+
+    def apply(self, event_type: str, data: dict[str, Any]) -> None:
+        if event_type in ("response.created", "response.in_progress", "response.queued"):
+            response = data.get("response")
+            if isinstance(response, dict):
+                self.response_id = response.get("id") if isinstance(response.get("id"), str) else None
+                self.model = response.get("model") if isinstance(response.get("model"), str) else None
+        elif event_type in ("response.output_item.added", "response.output_item.done"):
+            index, item = data.get("output_index"), data.get("item")
+            if isinstance(index, int) and isinstance(item, dict):
+                if event_type.endswith(".done"):
+                    self.done.add(index)
+                elif index in self.done:
+                    return
+                self.items[index] = copy.deepcopy(item)
+                if isinstance(item.get("id"), str):
+                    self.index_of[item["id"]] = index
+        elif event_type in ("response.output_text.delta", "response.refusal.delta"):
+            content_index = data.get("content_index")
+            key = (str(data.get("item_id")), content_index if isinstance(content_index, int) else 0)
+            target = self.text if event_type == "response.output_text.delta" else self.refusal
+            if isinstance(data.get("delta"), str):
+                _buffer(target, key).write(data["delta"])
+        elif event_type == "response.function_call_arguments.delta" and isinstance(data.get("delta"), str):
+            _buffer(self.arguments, str(data.get("item_id"))).write(data["delta"])
+
+    def output(self) -> list[dict[str, Any]]:
+        """The items in output order; an item that never got its ``.done`` is completed from its deltas."""
+        output = []
+        for index in sorted(self.items):
+            item = self.items[index]
+            if index not in self.done:
+                item_id = str(item.get("id"))
+                if item.get("type") == "function_call" and item_id in self.arguments:
+                    item["arguments"] = self.arguments[item_id].getvalue()
+                elif item.get("type") == "message":
+                    item["content"] = self._parts(item_id)
+            output.append(item)
+        return output
+
+    def _parts(self, item_id: str) -> list[dict[str, Any]]:
+        parts: list[tuple[int, dict[str, Any]]] = []
+        for (owner, content_index), buffer in self.text.items():
+            if owner == item_id:
+                parts.append((content_index, {"type": "output_text", "text": buffer.getvalue(), "annotations": []}))
+        for (owner, content_index), buffer in self.refusal.items():
+            if owner == item_id:
+                parts.append((content_index, {"type": "refusal", "refusal": buffer.getvalue()}))
+        return [part for _, part in sorted(parts, key=lambda pair: pair[0])]
+
+    def partial_text(self) -> list[str]:
+        return [buffer.getvalue() for _, buffer in sorted(self.text.items(), key=lambda pair: pair[0])]
+
+
+def _buffer(buffers: dict[Any, io.StringIO], key: Any) -> io.StringIO:
+    buffer = buffers.get(key)
+    if buffer is None:
+        buffer = buffers[key] = io.StringIO()
+    return buffer
+
+
+def assemble_stream(chunks: Iterable[bytes]) -> StreamResult:
+    summary = StreamSummary()
+    assembly = _Assembly()
+    last_sequence = -1
+    terminal: dict[str, Any] | None = None
+    for event in iter_events(chunks):
+        try:
+            data = json.loads(event.data)
+        except ValueError:
+            summary.count(event.event or "unparsable")
+            if terminal is not None:
+                continue
+            return interrupted(summary, assembly.partial_text(), response_id=assembly.response_id,
+                               model=assembly.model, detail="an event that is not JSON")
+        if not isinstance(data, dict):
+            summary.count(event.event or "not-an-object")
+            continue
+        declared = data.get("type")
+        event_type = declared if isinstance(declared, str) else (event.event or "untyped")
+        sequence = data.get("sequence_number")
+        if terminal is None and isinstance(sequence, int) and not isinstance(sequence, bool):
+            # sequence_number only grows: an event that does not advance it is a replay and is dropped.
+            if sequence <= last_sequence:
+                summary.duplicates += 1
+                continue
+            last_sequence = sequence
+        summary.count(event_type)
+        if terminal is not None:
+            continue
+        if event_type == "error":
+            summary.terminal = True
+            result = classify_stream_error(data)
+            return StreamResult(response=result, summary=summary)
+        if event_type in TERMINAL_EVENTS:
+            summary.terminal = True
+            response = data.get("response")
+            terminal = response if isinstance(response, dict) else {}
+            continue
+        assembly.apply(event_type, data)
+    if terminal is None:
+        return interrupted(summary, assembly.partial_text(), response_id=assembly.response_id, model=assembly.model)
+    body = dict(terminal)
+    if assembly.items or not isinstance(body.get("output"), list):
+        body["output"] = assembly.output()
+    return StreamResult(response=classify_body(body), summary=summary)
