@@ -55,7 +55,7 @@ def test_memory_holds_one_line_not_the_file() -> None:
         for index in range(100_000):
             yield f"data: {index}\n\n".encode()
 
-    count = 0
+    count, last = 0, None
     for event in iter_events(many()):  # type: ignore[arg-type]
-        count += 1
-    assert count == 100_000 and event.data == "99999"
+        count, last = count + 1, event
+    assert count == 100_000 and last is not None and last.data == "99999"
