@@ -8,14 +8,15 @@ one event, never to the file.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 CHUNK_BYTES = 64 * 1024
 
 
-@dataclass(frozen=True, slots=True)
-class ServerSentEvent:
-    """One dispatched event: its ``event:`` name (None when absent) and its joined ``data:`` lines."""
+class ServerSentEvent(NamedTuple):
+    """One dispatched event: its ``event:`` name (None when absent) and its joined ``data:`` lines.
+
+    A named tuple rather than a frozen dataclass: one is built per event, and this is the hot path."""
 
     event: str | None
     data: str
@@ -30,10 +31,11 @@ def read_chunks(path: str, size: int = CHUNK_BYTES) -> Iterator[bytes]:
             yield chunk
 
 
-def iter_lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
-    """Lines without their terminator; a final line without one is still yielded.
+def _line_batches(chunks: Iterable[bytes]) -> Iterator[list[bytes]]:
+    """Complete lines, terminators still attached, one list per chunk (a loop per line is the hot path).
 
     ``bytes.splitlines`` splits only on LF, CR and CRLF (unlike ``str.splitlines``), which is the SSE rule.
+    A CR at a chunk's end waits for the next chunk, where it may turn out to be half of a CRLF.
     """
     pending = b""
     for chunk in chunks:
@@ -42,16 +44,18 @@ def iter_lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
         if pending:
             chunk = pending + chunk
         lines = chunk.splitlines(keepends=True)
-        last = lines.pop()
-        for line in lines:
-            yield line[:-2] if line[-2:] == b"\r\n" else line[:-1]
-        if last[-1:] == b"\n":
-            yield last[:-2] if last[-2:] == b"\r\n" else last[:-1]
-            pending = b""
-        else:
-            pending = last  # a partial line, or a CR that may be the first half of a CRLF
+        pending = b"" if lines[-1].endswith(b"\n") else lines.pop()
+        if lines:
+            yield lines
     if pending:
-        yield pending[:-1] if pending[-1:] == b"\r" else pending
+        yield [pending]
+
+
+def iter_lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """Lines without their terminator; a final line without one is still yielded."""
+    for batch in _line_batches(chunks):
+        for line in batch:
+            yield line.rstrip(b"\r\n")
 
 
 def iter_events(chunks: Iterable[bytes]) -> Iterator[ServerSentEvent]:
@@ -62,27 +66,28 @@ def iter_events(chunks: Iterable[bytes]) -> Iterator[ServerSentEvent]:
     data: list[bytes] = []
     event_id: str | None = None
     retry: int | None = None
-    for raw in iter_lines(chunks):
-        if not raw:
-            if data:
-                yield ServerSentEvent(event, b"\n".join(data).decode("utf-8", errors="replace"), event_id, retry)
-            event, data, retry = None, [], None
-            continue
-        if raw[:5] == b"data:":  # the common case first
-            data.append(raw[6:] if raw[5:6] == b" " else raw[5:])
-            continue
-        if raw[:1] == b":":
-            continue  # a comment or keep-alive
-        name, colon, value = raw.partition(b":")
-        if colon and value[:1] == b" ":
-            value = value[1:]
-        if name == b"event":
-            event = value.decode("utf-8", errors="replace")
-        elif name == b"id" and b"\0" not in value:
-            event_id = value.decode("utf-8", errors="replace")
-        elif name == b"retry" and value.isdigit():
-            retry = int(value)
-        elif name == b"data":
-            data.append(value)  # a bare `data` line: an empty data value
+    names: dict[bytes, str] = {}
+    for batch in _line_batches(chunks):
+        for line in batch:
+            raw = line.rstrip(b"\r\n")
+            if not raw:
+                if data:
+                    yield ServerSentEvent(event, b"\n".join(data).decode("utf-8", errors="replace"), event_id, retry)
+                event, data, retry = None, [], None
+            elif raw.startswith(b"data:"):  # the common cases first
+                data.append(raw[6:] if raw.startswith(b"data: ") else raw[5:])
+            elif raw.startswith(b"event:"):
+                value = raw[7:] if raw.startswith(b"event: ") else raw[6:]
+                event = names.get(value) or names.setdefault(value, value.decode("utf-8", errors="replace"))
+            elif not raw.startswith(b":"):  # a line starting with ':' is a comment or keep-alive
+                name, colon, value = raw.partition(b":")
+                if colon and value.startswith(b" "):
+                    value = value[1:]
+                if name == b"id" and b"\0" not in value:
+                    event_id = value.decode("utf-8", errors="replace")
+                elif name == b"retry" and value.isdigit():
+                    retry = int(value)
+                elif name == b"data":
+                    data.append(value)  # a bare `data` line: an empty data value
     if data:
         yield ServerSentEvent(event, b"\n".join(data).decode("utf-8", errors="replace"), event_id, retry)

@@ -11,6 +11,8 @@ Rules, the same for every vendor (documented in docs/streaming.md):
 
 from __future__ import annotations
 
+import io
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,9 +34,13 @@ class StreamSummary:
     def count(self, event_type: str) -> None:
         if self.terminal:
             self.ignored_after_terminal += 1
-        self.events[event_type] = self.events.get(event_type, 0) + 1
-        if self.first is None:
-            self.first = event_type
+        events = self.events
+        if event_type in events:
+            events[event_type] += 1
+        else:
+            events[event_type] = 1
+            if self.first is None:
+                self.first = event_type
         self.last = event_type
 
     def to_dict(self) -> dict[str, Any]:
@@ -47,6 +53,41 @@ class StreamSummary:
             "ignored_after_terminal": self.ignored_after_terminal,
             "duplicates": self.duplicates,
         }
+
+
+_scan_once = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # set in __init__, untyped
+
+
+def parse_event(text: str | bytes) -> Any:
+    """One event's JSON payload. ``json.loads`` with the whitespace checks hoisted: this runs once per event.
+
+    Raises ValueError exactly where ``json.loads`` would.
+    """
+    if isinstance(text, bytes):
+        return json.loads(text)
+    try:
+        value, end = _scan_once(text, 0)
+    except StopIteration:
+        return json.loads(text)  # leading whitespace or not JSON: let json explain
+    if end != len(text) and text[end:].strip():
+        return json.loads(text)
+    return value
+
+
+class TextBuffer:
+    """Joins many small string pieces without keeping each one: a list of them costs ~50 bytes a piece,
+    which on a long stream is more than the text itself."""
+
+    __slots__ = ("_buffer",)
+
+    def __init__(self) -> None:
+        self._buffer = io.StringIO()
+
+    def append(self, piece: str) -> None:
+        self._buffer.write(piece)
+
+    def value(self) -> str:
+        return self._buffer.getvalue()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from conformance.sse import iter_events
-from conformance.stream import StreamResult, StreamSummary, interrupted
+from conformance.stream import StreamResult, StreamSummary, TextBuffer, interrupted, parse_event
 from providers.anthropic_messages.errors import classify_stream_error
 from providers.anthropic_messages.response import classify_body
 
@@ -33,8 +33,8 @@ class _Assembly:
         self.message: dict[str, Any] | None = None
         self.blocks: dict[int, dict[str, Any]] = {}
         self.stopped: set[int] = set()
-        self.strings: dict[tuple[int, str], list[str]] = {}
-        self.json_parts: dict[int, list[str]] = {}
+        self.strings: dict[tuple[int, str], TextBuffer] = {}
+        self.json_parts: dict[int, TextBuffer] = {}
         self.stop: dict[str, Any] = {}
         self.usage: dict[str, Any] = {}
         self.last_delta: dict[str, Any] | None = None
@@ -63,7 +63,7 @@ class _Assembly:
             block = data.get("content_block")
             self.blocks[index] = copy.deepcopy(block) if isinstance(block, dict) else {"type": None}
         elif event_type == "content_block_delta" and index in self.blocks:
-            self._apply_delta(index, data.get("delta"))
+            self.apply_delta(index, data.get("delta"))
         elif event_type == "content_block_stop" and index is not None:
             self.stopped.add(index)
             self._finish_input(index)
@@ -78,7 +78,7 @@ class _Assembly:
                 # null leaves the earlier value, as the SDK's accumulator does.
                 self.usage.update({key: value for key, value in usage.items() if value is not None})
 
-    def _apply_delta(self, index: int, delta: Any) -> None:
+    def apply_delta(self, index: int, delta: Any) -> None:
         if not isinstance(delta, dict):
             return
         block = self.blocks[index]
@@ -86,10 +86,10 @@ class _Assembly:
         if delta_type in TEXT_DELTAS:
             block_type, name = TEXT_DELTAS[delta_type]
             if block.get("type") == block_type and isinstance(delta.get(name), str):
-                self.strings.setdefault((index, name), []).append(delta[name])
+                _buffer(self.strings, (index, name)).append(delta[name])
         elif delta_type == "input_json_delta" and isinstance(delta.get("partial_json"), str):
             # Keyed by block index, never by tool_use id; server_tool_use inputs stream the same way.
-            self.json_parts.setdefault(index, []).append(delta["partial_json"])
+            _buffer(self.json_parts, index).append(delta["partial_json"])
         elif delta_type == "signature_delta" and block.get("type") == "thinking":
             block["signature"] = delta.get("signature")
         elif delta_type == "citations_delta" and block.get("type") == "text":
@@ -100,7 +100,7 @@ class _Assembly:
         parts = self.json_parts.pop(index, None)
         if parts is None or index not in self.blocks:
             return
-        joined = "".join(parts)
+        joined = parts.value()
         try:
             self.blocks[index]["input"] = json.loads(joined) if joined else {}
         except ValueError:
@@ -109,7 +109,8 @@ class _Assembly:
 
     def _string(self, index: int, name: str) -> str:
         start = self.blocks[index].get(name)
-        return (start if isinstance(start, str) else "") + "".join(self.strings.get((index, name), ()))
+        pieces = self.strings.get((index, name))
+        return (start if isinstance(start, str) else "") + (pieces.value() if pieces else "")
 
     def body(self) -> dict[str, Any]:
         for index in list(self.json_parts):
@@ -137,6 +138,13 @@ class _Assembly:
         return {key: message[key] if isinstance(message.get(key), str) else None for key in ("id", "model")}
 
 
+def _buffer(buffers: dict[Any, TextBuffer], key: Any) -> TextBuffer:
+    buffer = buffers.get(key)
+    if buffer is None:
+        buffer = buffers[key] = TextBuffer()
+    return buffer
+
+
 def _index(data: dict[str, Any]) -> int | None:
     value = data.get("index")
     return value if isinstance(value, int) and not isinstance(value, bool) else None
@@ -155,7 +163,7 @@ def assemble_stream(chunks: Iterable[bytes]) -> StreamResult:
     assembly = _Assembly()
     for event in iter_events(chunks):
         try:
-            data = json.loads(event.data)
+            data = parse_event(event.data)
         except ValueError:
             summary.count(event.event or "unparsable")
             if summary.terminal:
@@ -168,6 +176,16 @@ def assemble_stream(chunks: Iterable[bytes]) -> StreamResult:
             continue
         declared = data.get("type")
         event_type = declared if isinstance(declared, str) else (event.event or "untyped")
+        if event_type == "content_block_delta" and not summary.terminal:
+            # The hot path: most events of a long answer are deltas of an open block.
+            index = _index(data)
+            if index in assembly.stopped:
+                summary.duplicates += 1
+                continue
+            summary.count(event_type)
+            if index in assembly.blocks:
+                assembly.apply_delta(index, data.get("delta"))
+            continue
         if not summary.terminal and assembly.is_duplicate(event_type, data):
             summary.duplicates += 1
             continue

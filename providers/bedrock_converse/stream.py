@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from conformance.sse import iter_lines
-from conformance.stream import StreamResult, StreamSummary, interrupted
+from conformance.stream import StreamResult, StreamSummary, TextBuffer, interrupted, parse_event
 from providers.bedrock_converse.errors import classify_stream_error
 from providers.bedrock_converse.response import classify_body
 
@@ -33,9 +33,9 @@ class _Block:
         self.start: dict[str, Mapping[str, Any]] = {}
         self.started = False
         self.stopped = False
-        self.text: list[str] = []
-        self.tool_input: list[str] = []
-        self.reasoning: dict[str, list[str]] = {}
+        self.text = TextBuffer()
+        self.tool_input = TextBuffer()
+        self.reasoning: dict[str, TextBuffer] = {}
         self.tool_result: list[Any] = []
         self.other: dict[str, Any] = {}
 
@@ -60,7 +60,9 @@ class _Block:
             elif member == "reasoningContent" and isinstance(value, Mapping):
                 for key, piece in value.items():
                     if isinstance(piece, str):
-                        self.reasoning.setdefault(key, []).append(piece)
+                        if key not in self.reasoning:
+                            self.reasoning[key] = TextBuffer()
+                        self.reasoning[key].append(piece)
             elif member == "toolResult" and isinstance(value, list):
                 self.tool_result.extend(value)  # one content item per delta item (unverified, §5d)
             elif member not in self.other:
@@ -78,11 +80,11 @@ class _Block:
         if member in self.other:
             return self.other[member]
         if member == "text":
-            return "".join(self.text)
+            return self.text.value()
         if member == "toolUse":
             start = self.start.get("toolUse", {})
             tool_use = {key: start[key] for key in ("toolUseId", "name") if key in start}
-            tool_use["input"] = _parse_input("".join(self.tool_input))
+            tool_use["input"] = _parse_input(self.tool_input.value())
             if "type" in start:
                 tool_use["type"] = start["type"]
             return tool_use
@@ -94,7 +96,7 @@ class _Block:
         return result
 
     def _reasoning(self) -> dict[str, Any]:
-        pieces = {key: "".join(parts) for key, parts in self.reasoning.items()}
+        pieces = {key: parts.value() for key, parts in self.reasoning.items()}
         if "text" not in pieces and "signature" not in pieces and "redactedContent" in pieces:
             return {"redactedContent": pieces["redactedContent"]}
         reasoning_text = {"text": pieces.get("text", "")}
@@ -157,7 +159,7 @@ class _Assembly:
                 (block.add_start if member == "start" else block.add_delta)(value)
 
     def partial_text(self) -> list[str]:
-        return ["".join(self.blocks[index].text) for index in sorted(self.blocks)]
+        return [self.blocks[index].text.value() for index in sorted(self.blocks)]
 
     def body(self) -> dict[str, Any]:
         """The Converse body these events stand for: messageStop and metadata members keep their body names."""
@@ -182,7 +184,7 @@ def assemble_stream(chunks: Iterable[bytes]) -> StreamResult:
         if not line.strip():
             continue
         try:
-            event = json.loads(line)
+            event = parse_event(line)
         except ValueError:
             summary.count("unparsable")
             if summary.terminal:

@@ -7,12 +7,11 @@ Every frame is a whole GenerateContentResponse chunk; candidate 0's parts are re
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from conformance.sse import iter_events
-from conformance.stream import StreamResult, StreamSummary, interrupted
+from conformance.stream import StreamResult, StreamSummary, interrupted, parse_event
 from conformance.types import ModelResponse, RetryableError
 from providers.gemini.errors import classify_stream_error
 from providers.gemini.response import PART_METADATA, classify_body
@@ -138,7 +137,7 @@ def assemble_stream(chunks: Iterable[bytes]) -> StreamResult:
             summary.count(f"event:{event.event}")  # Gemini names no event (§4d): a named one is not a chunk
             continue
         try:
-            data = json.loads(event.data)
+            data = parse_event(event.data)
         except ValueError:
             summary.count("unparsable")
             if terminal is not None:

@@ -7,12 +7,11 @@ from the extra ``choices: []`` chunk that ``stream_options.include_usage`` asks 
 from __future__ import annotations
 
 import io
-import json
 from collections.abc import Iterable
 from typing import Any
 
 from conformance.sse import iter_events
-from conformance.stream import StreamResult, StreamSummary, interrupted
+from conformance.stream import StreamResult, StreamSummary, interrupted, parse_event
 from providers.openai_chat.response import classify_body
 from providers.openai_common.errors import classify_stream_error
 
@@ -127,7 +126,7 @@ def assemble_stream(chunks: Iterable[bytes]) -> StreamResult:
             summary.terminal = True
             continue
         try:
-            chunk = json.loads(event.data)
+            chunk = parse_event(event.data)
         except ValueError:
             summary.count("unparsable")
             return interrupted(summary, [assembly.content.getvalue()], response_id=assembly.response_id,

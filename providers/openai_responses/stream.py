@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import copy
 import io
-import json
 from collections.abc import Iterable
 from typing import Any
 
 from conformance.sse import iter_events
-from conformance.stream import StreamResult, StreamSummary, interrupted
+from conformance.stream import StreamResult, StreamSummary, interrupted, parse_event
 from providers.openai_common.errors import classify_stream_error
 from providers.openai_responses.response import classify_body
 
@@ -100,7 +99,7 @@ def assemble_stream(chunks: Iterable[bytes]) -> StreamResult:
     terminal: dict[str, Any] | None = None
     for event in iter_events(chunks):
         try:
-            data = json.loads(event.data)
+            data = parse_event(event.data)
         except ValueError:
             summary.count(event.event or "unparsable")
             if terminal is not None:
