@@ -168,3 +168,39 @@ def test_inspect_gemini_daily_quota_is_fatal(capsys: pytest.CaptureFixture[str])
     path = FIXTURES / "gemini/error-429-daily-quota.json"
     result = inspect(capsys, "--provider", "gemini", "--status", "429", str(path))
     assert (result["kind"], result["reason"]) == ("fatal_error", "quota")
+
+
+def test_inspect_anthropic_stream_ending_in_overloaded_error(capsys: pytest.CaptureFixture[str]) -> None:
+    path = FIXTURES / "anthropic-messages/stream-error-overloaded.sse"
+    result = inspect(capsys, "--provider", "anthropic-messages", str(path))
+    assert (result["kind"], result["reason"]) == ("retryable_error", "overloaded")
+    assert result["stream"]["last"] == "error"
+
+
+def test_inspect_responses_stream_cut_before_completed(capsys: pytest.CaptureFixture[str]) -> None:
+    path = FIXTURES / "openai-responses/stream-cut-before-completed.sse"
+    result = inspect(capsys, "--provider", "openai-responses", str(path))
+    assert (result["kind"], result["reason"], result["usage"]) == ("retryable_error", "interrupted", None)
+    assert result["stream"]["terminal"] is False
+    assert result["calls"] == []
+
+
+def test_inspect_bedrock_json_lines_stream(capsys: pytest.CaptureFixture[str]) -> None:
+    path = CASES / "normal/bedrock-converse/turn1.jsonl"
+    result = inspect(capsys, "--provider", "bedrock-converse", str(path))
+    assert result["kind"] == "tool_calls" and result["stream"]["terminal"] is True
+
+
+def test_run_reports_both_modes_with_a_stream_summary_per_stream_turn(tmp_path: Path) -> None:
+    completed = run_cli("run", "--report-dir", str(tmp_path))
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    rows = json.loads((tmp_path / "report.json").read_text())["results"]
+    assert {(row["provider"], row["mode"]) for row in rows} == {
+        (provider, mode) for provider in ("openai-responses", "openai-chat", "anthropic-messages", "gemini",
+                                          "bedrock-converse") for mode in ("body", "stream")}
+    for row in rows:
+        for turn in row["turns"]:
+            if row["mode"] == "stream":
+                assert turn["stream"]["terminal"] is True and turn["stream"]["event_count"] > 0
+            else:
+                assert turn["stream"] is None
