@@ -243,7 +243,7 @@ def _load_turn(turn: Mapping[str, Any], case_path: Path, root: Path, pointer: st
         stream = _fixture_path(turn["stream"], case_path, root, f"{pointer}/stream", problem, max_file_bytes)
         if stream is None:
             return None
-    extra: dict[str, Any] = {"stream": stream, "stream_source": shown_path(stream) if stream else ""}
+    extra: dict[str, Any] = {"stream": stream, "stream_source": _report_path(stream, root) if stream else ""}
     if "inline" in turn:
         return RecordedTurn(status=status, headers=headers, body=turn["inline"], source="inline", **extra)
     if "text" in turn:
@@ -266,7 +266,7 @@ def _load_turn(turn: Mapping[str, Any], case_path: Path, root: Path, pointer: st
         problem(f"{pointer}/body", f"fixture '{relative}' is not valid JSON (line {line}: {error})",
                 "record the body exactly as received, or use `text:` for a non-JSON body")
         return None
-    return RecordedTurn(status=status, headers=headers, body=body, source=shown_path(target), **extra)
+    return RecordedTurn(status=status, headers=headers, body=body, source=_report_path(target, root), **extra)
 
 
 def _fixture_path(relative: str, case_path: Path, root: Path, pointer: str, problem: Any,
@@ -290,6 +290,11 @@ def _fixture_path(relative: str, case_path: Path, root: Path, pointer: str, prob
                 "trim the fixture, or raise the limit with --max-file-bytes")
         return None
     return target
+
+
+def _report_path(path: Path, root: Path) -> str:
+    """A fixture path as reports show it: from the cases folder's name down, the same from any working directory."""
+    return path.resolve().relative_to(root.resolve().parent).as_posix()
 
 
 def _inside(path: Path, root: Path) -> bool:

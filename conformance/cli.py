@@ -11,10 +11,12 @@ from typing import Any
 
 from conformance.cases import load_cases
 from conformance.classify import classify_response
+from conformance.diff import compare, load_report
+from conformance.diff import render_markdown as render_diff
 from conformance.errors import InputError, Problem
 from conformance.http import lower_headers
 from conformance.registry import select_adapters
-from conformance.report import build_report, render_markdown, write_reports
+from conformance.report import build_report, render_markdown, write_atomic, write_reports
 from conformance.runner import run_all
 from conformance.sse import read_chunks
 from conformance.yamlfile import MAX_FILE_BYTES
@@ -48,6 +50,11 @@ def build_parser() -> argparse.ArgumentParser:
     inspect.add_argument("--stream", action="store_true", help="read FILE as a raw stream transcript")
     inspect.add_argument("file", type=Path, help="a JSON body, an error body, or a raw stream transcript")
 
+    diff = commands.add_parser("diff", help="compare two reports; exit 1 on any regression (the upgrade gate)")
+    diff.add_argument("old", type=Path, help="the report.json before the change (e.g. from the base branch)")
+    diff.add_argument("new", type=Path, help="the report.json after the change")
+    diff.add_argument("--output", type=Path, help="also write the Markdown to this file (for a PR comment)")
+
     validate = commands.add_parser("validate", help="check case files and the fixtures they name")
     validate.add_argument("--cases", action="append", type=Path, help="cases folder (repeatable)")
     validate.add_argument("--max-file-bytes", type=int, default=MAX_FILE_BYTES, help="size limit per file")
@@ -56,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = build_parser().parse_args(argv)
-    handler = {"run": _run, "inspect": _inspect, "validate": _validate}[arguments.command]
+    handler = {"run": _run, "inspect": _inspect, "diff": _diff, "validate": _validate}[arguments.command]
     try:
         return handler(arguments)
     except InputError as error:
@@ -125,6 +132,16 @@ def _looks_like_stream(data: bytes) -> bool:
     """SSE fields, or JSON lines (one event object per line, as decoded binary event streams are stored)."""
     head = data.lstrip()[:200]
     return head.startswith((b"data:", b"event:", b":", b"id:", b"retry:")) or (head.startswith(b"{") and b"\n" in data)
+
+
+def _diff(arguments: argparse.Namespace) -> int:
+    old, new = load_report(arguments.old), load_report(arguments.new)
+    changes = compare(old, new)
+    markdown = render_diff(changes, str(arguments.old), str(arguments.new))
+    print(markdown, end="")
+    if arguments.output:
+        write_atomic(arguments.output, markdown)
+    return EXIT_FAILED if any(change.label == "regression" for change in changes) else EXIT_OK
 
 
 def _validate(arguments: argparse.Namespace) -> int:

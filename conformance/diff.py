@@ -1,0 +1,171 @@
+"""The upgrade gate: two reports compared row by row (case × provider × mode), each change labelled.
+
+Rows are matched by key and compared whole first; only rows that differ go through DeepDiff, which is far
+slower than a keyed comparison on a whole report.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from deepdiff import DeepDiff
+
+from conformance.errors import InputError, Problem
+from conformance.types import USAGE_FIELDS
+
+Key = tuple[str, str, str]
+
+
+@dataclass(slots=True)
+class RowChange:
+    """One row that differs between the two reports."""
+
+    key: Key
+    label: str
+    """``regression``, ``change`` or ``improvement``."""
+    notes: list[str] = field(default_factory=list)
+    """What changed, in words, most important first."""
+    paths: list[str] = field(default_factory=list)
+    """DeepDiff paths that changed (for the details)."""
+
+
+def load_report(path: Path) -> dict[Key, dict[str, Any]]:
+    shown = str(path)
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise InputError([Problem(shown, None, f"cannot read: {error.strerror}", "pass a report.json")]) from None
+    except UnicodeDecodeError:
+        raise InputError([Problem(shown, None, "not UTF-8", "pass a report.json written by conformance")]) from None
+    except ValueError as error:
+        line = getattr(error, "lineno", None)
+        raise InputError([Problem(shown, line, f"not JSON: {getattr(error, 'msg', error)}",
+                                  "pass a report.json written by conformance")]) from None
+    results = document.get("results") if isinstance(document, dict) else None
+    if not isinstance(results, list):
+        raise InputError([Problem(shown, None, "no 'results' list: not a conformance report",
+                                  "pass the report.json that `conformance run` wrote")])
+    rows: dict[Key, dict[str, Any]] = {}
+    for index, row in enumerate(results):
+        keyed = isinstance(row, dict) and all(isinstance(row.get(name), str) for name in ("case", "provider", "mode"))
+        if not keyed:
+            raise InputError([Problem(shown, None, f"results[{index}] lacks case/provider/mode",
+                                      "pass an unmodified report.json")])
+        rows[(row["case"], row["provider"], row["mode"])] = row
+    return rows
+
+
+def compare(old: dict[Key, dict[str, Any]], new: dict[Key, dict[str, Any]]) -> list[RowChange]:
+    changes = []
+    for key in sorted(set(old) | set(new)):
+        before, after = _comparable(old.get(key)), _comparable(new.get(key))
+        if before == after:
+            continue
+        if before is None:
+            assert after is not None
+            label = "improvement" if after.get("passed") else "regression"
+            changes.append(RowChange(key, label, ["new row" + ("" if after.get("passed") else ", failing")]))
+        elif after is None:
+            changes.append(RowChange(key, "regression", ["row removed: the case no longer runs for this provider"]))
+        else:
+            changes.append(_compare_rows(key, before, after))
+    return changes
+
+
+# Where a fixture lives is not a classification: a renamed cases folder must not read as a change.
+IGNORED_TURN_KEYS = frozenset({"source"})
+
+
+def _comparable(row: dict[str, Any] | None) -> dict[str, Any] | None:
+    if row is None:
+        return None
+    turns = row.get("turns")
+    if not isinstance(turns, list):
+        return row
+    stripped = [{name: value for name, value in turn.items() if name not in IGNORED_TURN_KEYS}
+                if isinstance(turn, dict) else turn for turn in turns]
+    return {**row, "turns": stripped}
+
+
+def _compare_rows(key: Key, before: dict[str, Any], after: dict[str, Any]) -> RowChange:
+    regressions: list[str] = []
+    improvements: list[str] = []
+    notes: list[str] = []
+    if before.get("passed") and not after.get("passed"):
+        regressions.append("passed → failed: " + "; ".join(after.get("failures") or []))
+    elif not before.get("passed") and after.get("passed"):
+        improvements.append("failed → passed")
+    if before.get("outcome") != after.get("outcome"):
+        notes.append(f"outcome {before.get('outcome')} → {after.get('outcome')}")
+    old_turns, new_turns = before.get("turns") or [], after.get("turns") or []
+    for number, (old_turn, new_turn) in enumerate(zip(old_turns, new_turns, strict=False), start=1):
+        if old_turn.get("kind") != new_turn.get("kind"):
+            text = f"turn {number} kind {old_turn.get('kind')} → {new_turn.get('kind')} ({new_turn.get('raw')})"
+            if new_turn.get("kind") == "unsupported":
+                regressions.append(text)
+            elif old_turn.get("kind") == "unsupported":
+                improvements.append(text)
+            else:
+                notes.append(text)
+        elif old_turn.get("raw") != new_turn.get("raw"):
+            notes.append(f"turn {number} raw {old_turn.get('raw')} → {new_turn.get('raw')}")
+        old_ids = [call.get("call_id") for call in old_turn.get("calls") or []]
+        new_ids = [call.get("call_id") for call in new_turn.get("calls") or []]
+        if old_ids != new_ids:
+            notes.append(f"turn {number} call ids {old_ids} → {new_ids}")
+        regressions.extend(_usage_nulls(f"turn {number} usage", old_turn.get("usage"), new_turn.get("usage")))
+    if len(old_turns) != len(new_turns):
+        notes.append(f"turns {len(old_turns)} → {len(new_turns)}")
+    regressions.extend(_usage_nulls("usage", before.get("usage"), after.get("usage")))
+    old_usage, new_usage = before.get("usage") or {}, after.get("usage") or {}
+    notes.extend(f"usage.{name} {old_usage.get(name)} → {new_usage.get(name)}" for name in USAGE_FIELDS
+                 if old_usage.get(name) != new_usage.get(name) and new_usage.get(name) is not None)
+    old_problems = (before.get("correlation") or {}).get("problems") or []
+    new_problems = (after.get("correlation") or {}).get("problems") or []
+    for problem in new_problems:
+        if problem not in old_problems:
+            regressions.append(f"correlation broken: {problem}")
+    if old_problems and not new_problems:
+        improvements.append("correlation repaired")
+    paths = sorted(DeepDiff(before, after).affected_paths)
+    label = "regression" if regressions else "improvement" if improvements else "change"
+    return RowChange(key, label, regressions + improvements + notes, paths)
+
+
+def _usage_nulls(where: str, before: Any, after: Any) -> list[str]:
+    if not isinstance(before, dict):
+        return []
+    after = after if isinstance(after, dict) else {}
+    return [f"{where}.{name} {before[name]} → null" for name in USAGE_FIELDS
+            if before.get(name) is not None and after.get(name) is None]
+
+
+def render_markdown(changes: list[RowChange], old_name: str, new_name: str) -> str:
+    counts = {label: sum(1 for change in changes if change.label == label)
+              for label in ("regression", "change", "improvement")}
+    lines = [
+        f"# Conformance diff: `{old_name}` → `{new_name}`",
+        "",
+        f"**{counts['regression']} regression(s)**, {counts['change']} change(s), "
+        f"{counts['improvement']} improvement(s).",
+        "",
+    ]
+    if not changes:
+        lines.append("No classification, correlation, usage or outcome changed.")
+        return "\n".join(lines) + "\n"
+    lines += ["| | case | provider | mode | what changed |", "|---|---|---|---|---|"]
+    order = {"regression": 0, "change": 1, "improvement": 2}
+    marks = {"regression": "❌ regression", "change": "↔ change", "improvement": "✅ improvement"}
+    for change in sorted(changes, key=lambda change: (order[change.label], change.key)):
+        case, provider, mode = change.key
+        what = "<br>".join(_escape(note) for note in change.notes[:6]) or (
+            f"{len(change.paths)} field(s): " + ", ".join(f"`{path}`" for path in change.paths[:4]))
+        lines.append(f"| {marks[change.label]} | {case} | {provider} | {mode} | {what} |")
+    return "\n".join(lines) + "\n"
+
+
+def _escape(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ").replace("<", "&lt;").replace(">", "&gt;")

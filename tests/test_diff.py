@@ -1,0 +1,138 @@
+"""The upgrade gate: keyed comparison of two reports, labels, Markdown, exit codes."""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.cases import load_cases
+from conformance.diff import compare, render_markdown
+from conformance.registry import builtin_adapters
+from conformance.report import build_report
+from conformance.runner import run_all
+from tests.helpers import CASES
+
+ADAPTERS = builtin_adapters()
+BASE = build_report(run_all(load_cases([CASES]), ADAPTERS), list(ADAPTERS))
+
+
+def rows(report: dict[str, Any]) -> dict[tuple[str, str, str], dict[str, Any]]:
+    return {(row["case"], row["provider"], row["mode"]): row for row in report["results"]}
+
+
+def edited(change: Any) -> dict[tuple[str, str, str], dict[str, Any]]:
+    new = copy.deepcopy(rows(BASE))
+    change(new)
+    return new
+
+
+KEY = ("normal", "openai-chat", "body")
+
+
+def test_identical_reports_have_no_changes() -> None:
+    assert compare(rows(BASE), rows(BASE)) == []
+
+
+def test_pass_to_fail_is_a_regression() -> None:
+    def change(new: dict[Any, Any]) -> None:
+        new[KEY].update(passed=False, failures=["outcome: expected answer_ready, got unverified_answer"])
+
+    (result,) = compare(rows(BASE), edited(change))
+    assert (result.key, result.label) == (KEY, "regression")
+
+
+def test_a_kind_turned_unsupported_is_a_regression_and_back_an_improvement() -> None:
+    def change(new: dict[Any, Any]) -> None:
+        new[KEY]["turns"][1].update(kind="unsupported", raw="finish_reason=paused")
+
+    (result,) = compare(rows(BASE), edited(change))
+    assert result.label == "regression" and "turn 2 kind text → unsupported" in result.notes[0]
+    (back,) = compare(edited(change), rows(BASE))
+    assert back.label == "improvement"
+
+
+def test_broken_correlation_is_a_regression() -> None:
+    def change(new: dict[Any, Any]) -> None:
+        new[KEY]["correlation"]["problems"] = ["turn 2: call call_X of turn 1 got no result"]
+
+    (result,) = compare(rows(BASE), edited(change))
+    assert result.label == "regression" and result.notes[0].startswith("correlation broken")
+
+
+def test_a_usage_field_gone_null_is_a_regression() -> None:
+    def change(new: dict[Any, Any]) -> None:
+        new[KEY]["usage"]["cached_input_tokens"] = None
+
+    (result,) = compare(rows(BASE), edited(change))
+    assert result.label == "regression" and "usage.cached_input_tokens 384 → null" in result.notes
+
+
+def test_a_changed_count_is_a_change_with_its_path() -> None:
+    def change(new: dict[Any, Any]) -> None:
+        new[KEY]["usage"]["output_tokens"] += 1
+
+    (result,) = compare(rows(BASE), edited(change))
+    assert result.label == "change"
+    assert result.paths == ["root['usage']['output_tokens']"]
+
+
+def test_a_removed_row_is_a_regression_and_a_new_passing_row_an_improvement() -> None:
+    def remove(new: dict[Any, Any]) -> None:
+        del new[KEY]
+
+    (removed,) = compare(rows(BASE), edited(remove))
+    assert removed.label == "regression"
+    (added,) = compare(edited(remove), rows(BASE))
+    assert added.label == "improvement"
+
+
+def test_a_moved_fixture_is_not_a_change() -> None:
+    def change(new: dict[Any, Any]) -> None:
+        for turn in new[KEY]["turns"]:
+            turn["source"] = "elsewhere/" + turn["source"]
+
+    assert compare(rows(BASE), edited(change)) == []
+
+
+def test_markdown_lists_regressions_first() -> None:
+    def change(new: dict[Any, Any]) -> None:
+        new[KEY]["usage"]["output_tokens"] += 1
+        new[("normal", "gemini", "body")].update(passed=False, failures=["x"])
+
+    markdown = render_markdown(compare(rows(BASE), edited(change)), "old.json", "new.json")
+    body = markdown.split("|---|---|---|---|---|\n")[1].splitlines()
+    assert body[0].startswith("| ❌ regression | normal | gemini | body |")
+    assert body[1].startswith("| ↔ change | normal | openai-chat | body |")
+    assert "**1 regression(s)**, 1 change(s), 0 improvement(s)." in markdown
+
+
+def run_diff(*arguments: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "conformance", "diff", *arguments], capture_output=True, text=True,
+                          check=False)
+
+
+def test_cli_exit_codes(tmp_path: Path) -> None:
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps(BASE))
+    regressed = copy.deepcopy(BASE)
+    regressed["results"][0]["passed"] = False
+    new = tmp_path / "new.json"
+    new.write_text(json.dumps(regressed))
+    assert run_diff(str(old), str(old)).returncode == 0
+    completed = run_diff(str(old), str(new), "--output", str(tmp_path / "diff.md"))
+    assert completed.returncode == 1 and "❌ regression" in completed.stdout
+    assert (tmp_path / "diff.md").read_text() == completed.stdout
+
+
+@pytest.mark.parametrize("content", ["{", "[]", '{"results": [1]}', "\udcff"])
+def test_cli_unreadable_input_exits_2_without_a_traceback(tmp_path: Path, content: str) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(content.encode("utf-8", "surrogateescape"))
+    completed = run_diff(str(bad), str(bad))
+    assert completed.returncode == 2 and "Traceback" not in completed.stderr and "bad.json" in completed.stderr
