@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -83,6 +84,10 @@ def _run(arguments: argparse.Namespace) -> int:
     written = write_reports(report, arguments.report_dir)
     markdown = render_markdown(report)
     print(markdown)
+    summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary_file:
+        with open(summary_file, "a", encoding="utf-8") as stream:  # GitHub Actions shows it on the run page
+            stream.write(markdown + "\n")
     print("wrote " + ", ".join(str(path) for path in written))
     return EXIT_OK if report["summary"]["failed"] == 0 else EXIT_FAILED
 

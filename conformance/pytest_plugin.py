@@ -6,6 +6,7 @@ Item ids read ``cases/normal/case.yaml::normal[openai-chat-body]``, so ``-k norm
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,14 +21,16 @@ from conformance.runner import modes_for, run_case
 
 _CASES_KEY = pytest.StashKey[dict[Path, list[Case]]]()
 _ROWS_KEY = pytest.StashKey[list[dict[str, Any]]]()
+_WORKER_ROWS = "conformance_rows"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("conformance")
     group.addoption("--conformance-adapter", action="append", default=[],
                     help="run the cases against your own adapter too (module:object)")
-    group.addoption("--conformance-report", default=None, metavar="DIR",
-                    help="write report.json and report.md for the case items that ran")
+    group.addoption("--conformance-report", default="reports", metavar="DIR",
+                    help="where to write report.json/.md/.html for the case items that ran (default: reports; "
+                         "an empty value writes nothing)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -96,9 +99,23 @@ class CaseItem(pytest.Item):
         return self.path, 0, f"case {self.case.id} [{self.provider}, {self.mode}]"
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """On the xdist controller: take the rows a worker ran (builtins only, as JSON text)."""
+    rows = getattr(node, "workeroutput", {}).get(_WORKER_ROWS)
+    if rows:
+        node.config.stash[_ROWS_KEY].extend(json.loads(rows))
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    directory = session.config.getoption("conformance_report")
-    rows = session.config.stash.get(_ROWS_KEY, [])
+    config = session.config
+    rows = config.stash.get(_ROWS_KEY, [])
+    workeroutput = getattr(config, "workeroutput", None)
+    if workeroutput is not None:
+        # An xdist worker hands its rows to the controller; only the controller writes files.
+        workeroutput[_WORKER_ROWS] = json.dumps(rows)
+        return
+    directory = config.getoption("conformance_report")
     if directory and rows:
         providers = sorted({row["provider"] for row in rows})
         write_reports(build_report(rows, providers), Path(directory))

@@ -8,6 +8,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from conformance.html import render_html
+from conformance.types import USAGE_FIELDS
+
 SCHEMA_VERSION = 1
 
 
@@ -68,10 +71,11 @@ def render_markdown(report: dict[str, Any]) -> str:
             lines.append(f"| {case} | {any_row['expected']['outcome']} | " + " | ".join(cells) + " |")
         lines.append("")
     lines += _raw_value_table(rows, providers)
-    overrides = [row for row in rows if row["override"]]
+    lines += _usage_table(rows, providers)
+    overrides = {(row["case"], row["provider"]): row for row in rows if row["override"]}
     if overrides:
         lines += ["## Provider differences (⚑ overrides)", ""]
-        for row in overrides:
+        for _, row in sorted(overrides.items()):
             lines.append(f"- **{row['case']}** [{row['provider']}]: expects {row['expected']['outcome']} — "
                          f"{_escape(row['override']['why'])}")
         lines.append("")
@@ -94,6 +98,25 @@ def _raw_value_table(rows: list[dict[str, Any]], providers: list[str]) -> list[s
     return lines
 
 
+def _usage_table(rows: list[dict[str, Any]], providers: list[str]) -> list[str]:
+    """Normalized token totals per provider over all cases (body mode), so vendors compare on one scale."""
+    short = {"input_tokens": "input", "cached_input_tokens": "cached", "cache_write_tokens": "cache write",
+             "output_tokens": "output", "reasoning_tokens": "reasoning", "total_tokens": "total"}
+    lines = ["## Normalized usage per provider (body mode, all cases)", "",
+             "| provider | " + " | ".join(short[name] for name in USAGE_FIELDS) + " |",
+             "|---|" + "---:|" * len(USAGE_FIELDS)]
+    for provider in providers:
+        usages = [row["usage"] for row in rows if row["provider"] == provider and row["mode"] == "body"
+                  and row.get("usage")]
+        cells = []
+        for name in USAGE_FIELDS:
+            known = [usage[name] for usage in usages if usage.get(name) is not None]
+            cells.append(str(sum(known)) if known else "null")
+        lines.append(f"| {provider} | " + " | ".join(cells) + " |")
+    lines += ["", "`null`: the vendor does not report that count (never read as 0).", ""]
+    return lines
+
+
 def write_atomic(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` so that a reader sees the old file or the new one, never half of one."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -101,14 +124,26 @@ def write_atomic(path: Path, text: str) -> None:
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
             stream.write(text)
+        os.chmod(temporary, 0o666 & ~_umask())  # mkstemp creates 0600; a report is for everyone to read
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
 
 
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
+
+
 def write_reports(report: dict[str, Any], directory: Path) -> list[Path]:
-    outputs = {directory / "report.json": render_json(report), directory / "report.md": render_markdown(report)}
+    """All three reports, each written atomically; rendered first, so a rendering error writes nothing."""
+    outputs = {
+        directory / "report.json": render_json(report),
+        directory / "report.md": render_markdown(report),
+        directory / "report.html": render_html(report),
+    }
     for path, text in outputs.items():
         write_atomic(path, text)
     return list(outputs)

@@ -88,8 +88,13 @@ def test_run_exits_1_when_a_stop_reason_changes(tmp_path: Path) -> None:
     completed = run_cli("run", "--cases", str(cases), "--report-dir", str(tmp_path / "out"))
     assert completed.returncode == 1
     report = json.loads((tmp_path / "out/report.json").read_text())
-    failed = [(row["case"], row["provider"]) for row in report["results"] if not row["passed"]]
-    assert failed == [("truncation", "openai-chat")]
+    failed = [(row["case"], row["provider"], row["mode"]) for row in report["results"] if not row["passed"]]
+    assert failed == [("truncation", "openai-chat", "body")]
+    before = tmp_path / "before"
+    assert run_cli("run", "--report-dir", str(before)).returncode == 0
+    gate = run_cli("diff", str(before / "report.json"), str(tmp_path / "out/report.json"))
+    assert gate.returncode == 1
+    assert "| ❌ regression | truncation | openai-chat | body |" in gate.stdout
 
 
 def test_validate_reports_yaml_error_with_file_and_line(tmp_path: Path) -> None:

@@ -14,3 +14,10 @@ def test_ci_runs_the_readme_test_command_verbatim() -> None:
     assert len(commands) >= 2
     assert commands[1] in (ROOT / ".ci/run").read_text(encoding="utf-8")
     assert "conformance run" in commands[0]
+
+
+def test_the_readme_ci_recipe_is_the_shipped_workflow() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    workflow = (ROOT / ".github/workflows/conformance.yml").read_text(encoding="utf-8")
+    assert "```yaml\n" + workflow + "```" in readme
+    assert "conformance diff" in workflow and "--junitxml" in workflow

@@ -1,0 +1,99 @@
+"""report.html in a real headless Chromium: loads without console errors, one row per case, filters work,
+and model text that looks like markup stays text (no script runs)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.cases import load_cases
+from conformance.registry import builtin_adapters
+from conformance.report import build_report, write_reports
+from conformance.runner import run_all
+from tests.helpers import CASES
+
+HOSTILE = '<script>window.__xss = 1</script><img src=x onerror="window.__xss = 2">'
+CHROMIUM = next((path for path in (shutil.which("chromium"), shutil.which("chromium-browser"),
+                                   shutil.which("google-chrome")) if path), None)
+
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="no Chromium on this machine: .ci/run installs Debian's chromium (scripts/install-chromium)",
+)
+
+
+@pytest.fixture(scope="module")
+def report_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("report")
+    cases = folder / "cases"
+    shutil.copytree(CASES, cases)
+    fixture = cases / "normal/openai-chat/turn2.json"
+    body = json.loads(fixture.read_text())
+    body["choices"][0]["message"]["content"] = "Order ORD-1001 has shipped. " + HOSTILE
+    fixture.write_text(json.dumps(body))
+    adapters = builtin_adapters()
+    write_reports(build_report(run_all(load_cases([cases]), adapters), list(adapters)), folder)
+    return folder / "report.html"
+
+
+@pytest.fixture(scope="module")
+def page(report_page: Path) -> Any:
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                  "--disable-sync", "--no-first-run"])
+        page = browser.new_page()
+        errors: list[str] = []
+        requests: list[str] = []
+        page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.on("request", lambda request: requests.append(request.url))
+        page.goto(report_page.as_uri())
+        page.wait_for_selector("#matrix tbody tr")
+        page.errors, page.requests = errors, requests  # type: ignore[attr-defined]
+        yield page
+        browser.close()
+
+
+def visible_cases(page: Any) -> list[str]:
+    return page.eval_on_selector_all("#matrix tbody tr", "rows => rows.map(row => row.dataset.case)")
+
+
+def test_the_page_loads_with_no_console_error_and_no_network(page: Any, report_page: Path) -> None:
+    assert page.errors == []
+    assert page.requests == [report_page.as_uri()]
+
+
+def test_one_row_per_case(page: Any) -> None:
+    assert visible_cases(page) == sorted(case.id for case in load_cases([CASES]))
+
+
+def test_the_filters_narrow_the_matrix(page: Any) -> None:
+    page.select_option("#f-scenario", "refusal")
+    assert visible_cases(page) == ["refusal"]
+    page.select_option("#f-scenario", "")
+    page.select_option("#f-provider", "gemini")
+    headers = page.eval_on_selector_all("#matrix thead th", "cells => cells.map(cell => cell.textContent)")
+    assert headers == ["case", "scenario", "expected", "gemini"]
+    page.select_option("#f-provider", "")
+    page.select_option("#f-status", "failed")
+    assert visible_cases(page) == []
+    page.select_option("#f-status", "")
+    page.select_option("#f-mode", "stream")
+    assert len(visible_cases(page)) == len(load_cases([CASES]))
+    page.select_option("#f-mode", "body")
+
+
+def test_model_text_that_looks_like_markup_renders_as_text(page: Any) -> None:
+    page.click('tr[data-case="normal"] td[data-provider="openai-chat"]')
+    details = page.inner_text("#details")
+    assert HOSTILE in details
+    assert page.evaluate("window.__xss") is None
+    assert page.eval_on_selector_all("#details img, #details script", "nodes => nodes.length") == 0
+    assert "Order ORD-1001 has shipped." in details

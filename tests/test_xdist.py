@@ -1,0 +1,37 @@
+"""pytest writes the same report.json with and without pytest-xdist: workers hand rows to the controller."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from conformance.cases import load_cases
+from conformance.registry import builtin_adapters
+from conformance.runner import modes_for
+from tests.helpers import CASES
+
+
+def run_pytest(report: Path, *extra: str) -> None:
+    completed = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", str(CASES), f"--conformance-report={report}", *extra],
+        capture_output=True, text=True, cwd=CASES.parent, check=False)
+    assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
+
+
+def test_report_is_byte_identical_with_two_workers(tmp_path: Path) -> None:
+    run_pytest(tmp_path / "serial")
+    run_pytest(tmp_path / "parallel", "-n", "2")
+    serial = (tmp_path / "serial/report.json").read_bytes()
+    assert serial == (tmp_path / "parallel/report.json").read_bytes()
+    expected = sum(len(modes_for(case, provider, adapter)) for case in load_cases([CASES])
+                   for provider, adapter in builtin_adapters().items() if provider in case.providers)
+    assert json.loads(serial)["summary"]["rows"] == expected > 0
+
+
+def test_report_from_pytest_equals_the_one_from_conformance_run(tmp_path: Path) -> None:
+    run_pytest(tmp_path / "pytest")
+    subprocess.run([sys.executable, "-m", "conformance", "run", "--report-dir", str(tmp_path / "cli")],
+                   capture_output=True, cwd=CASES.parent, check=False)
+    assert (tmp_path / "pytest/report.json").read_bytes() == (tmp_path / "cli/report.json").read_bytes()
