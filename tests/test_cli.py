@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -209,3 +210,15 @@ def test_run_reports_both_modes_with_a_stream_summary_per_stream_turn(tmp_path: 
                 assert turn["stream"]["terminal"] is True and turn["stream"]["event_count"] > 0
             else:
                 assert turn["stream"] is None
+
+
+def test_run_appends_the_markdown_report_to_the_github_step_summary(tmp_path: Path) -> None:
+    summary = tmp_path / "summary.md"
+    summary.write_text("earlier step\n")
+    completed = subprocess.run([sys.executable, "-m", "conformance", "run", "--report-dir", str(tmp_path / "r")],
+                               capture_output=True, text=True, check=False,
+                               env={**os.environ, "GITHUB_STEP_SUMMARY": str(summary)})
+    assert completed.returncode == 0
+    text = summary.read_text()
+    assert text.startswith("earlier step\n# Conformance report")
+    assert "## Normalized usage per provider" in text

@@ -6,6 +6,7 @@ it with ``pytest --snapshot-update``.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -38,3 +39,11 @@ def test_classification_matches_the_reviewed_snapshot(case_id: str, provider: st
                                                       json_snapshot: Any) -> None:
     row = run_case(CASE[case_id], provider, ADAPTERS[provider], mode)
     assert normalized_row(row) == json_snapshot
+
+
+def test_no_stale_snapshot_files_are_left_behind() -> None:
+    """A snapshot whose case × provider × mode no longer runs is stale: remove it with --snapshot-update."""
+    folder = Path(__file__).parent / "__snapshots__" / "test_snapshots"
+    stored = {path.name for path in folder.glob("*.json")}
+    expected = {f"test_classification_matches_the_reviewed_snapshot[{item.id}].json" for item in ITEMS}
+    assert stored - expected == set(), "stale snapshots; run pytest --snapshot-update to remove them"
