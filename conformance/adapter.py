@@ -46,6 +46,8 @@ class Task:
     """``auto``, ``none``, ``required`` or ``tool`` (then ``tool_name`` names the forced tool)."""
     tool_name: str | None = None
     """The forced tool when ``tool_choice`` is ``tool``."""
+    follow_ups: tuple[str, ...] = ()
+    """Further user messages, each sent after the previous answer (a multi-turn conversation)."""
     model: str = "model-under-test"
     """The model name written into requests; fixtures decide what answered."""
 

@@ -48,6 +48,12 @@ class Expectation:
 
     outcome: str
     turns: tuple[str, ...] | None = None
+    reason: str | None = None
+    """The reason or refusal source the last turn must carry."""
+    retry_after: bool | None = None
+    """Whether the last turn must keep the vendor's retry delay."""
+    usage_reported: tuple[str, ...] | None = None
+    """Usage totals that must be reported as positive counts."""
     why: str | None = None
     """Set when a provider override replaced the case's expectation."""
 
@@ -84,9 +90,13 @@ class Case:
         override = fixtures.override if fixtures else None
         if override is None:
             return self.expect
+        base = self.expect
         return Expectation(
-            outcome=override.outcome or self.expect.outcome,
-            turns=override.turns if override.turns is not None else self.expect.turns,
+            outcome=override.outcome or base.outcome,
+            turns=override.turns if override.turns is not None else base.turns,
+            reason=override.reason if override.reason is not None else base.reason,
+            retry_after=override.retry_after if override.retry_after is not None else base.retry_after,
+            usage_reported=override.usage_reported if override.usage_reported is not None else base.usage_reported,
             why=override.why,
         )
 
@@ -194,11 +204,7 @@ def _load_case(path: Path, root: Path, world: World | None, problems: list[Probl
         override = spec.get("expect")
         providers[provider] = ProviderFixtures(
             turns=tuple(turns),
-            override=Expectation(
-                outcome=override.get("outcome", ""),
-                turns=tuple(override["turns"]) if "turns" in override else None,
-                why=override["why"],
-            ) if override else None,
+            override=_expectation(override) if override else None,
         )
     if found:
         problems.extend(found)
@@ -215,6 +221,7 @@ def _load_case(path: Path, root: Path, world: World | None, problems: list[Probl
         max_output_tokens=task_doc.get("max_output_tokens", 1024),
         tool_choice="tool" if isinstance(choice, dict) else choice,
         tool_name=choice["tool"] if isinstance(choice, dict) else None,
+        follow_ups=tuple(task_doc.get("follow_ups", ())),
     )
     return Case(
         id=document["id"],
@@ -227,10 +234,22 @@ def _load_case(path: Path, root: Path, world: World | None, problems: list[Probl
         max_turns=document["budget"]["max_turns"],
         max_tool_calls=document["budget"]["max_tool_calls"],
         approvals=frozenset(document.get("approvals", [])),
-        expect=Expectation(outcome=expect["outcome"], turns=tuple(expect["turns"]) if "turns" in expect else None),
+        expect=_expectation(expect),
         answer_contains=tuple(expect.get("answer_contains", ())),
         providers=providers,
         world=world,
+    )
+
+
+def _expectation(document: Mapping[str, Any]) -> Expectation:
+    """An expectation, or a provider override of one (then ``why`` is set and absent keys inherit)."""
+    return Expectation(
+        outcome=document.get("outcome", ""),
+        turns=tuple(document["turns"]) if "turns" in document else None,
+        reason=document.get("reason"),
+        retry_after=document.get("retry_after"),
+        usage_reported=tuple(document["usage_reported"]) if "usage_reported" in document else None,
+        why=document.get("why"),
     )
 
 

@@ -112,11 +112,11 @@ function render() {
   const header = el("tr");
   for (const title of ["case", "scenario", "expected", ...providers]) header.appendChild(el("th", title));
   head.appendChild(header);
-  const cases = unique(ROWS.filter((row) => row.mode === mode).map((row) => row.case));
+  const cases = unique(ROWS.map((row) => row.case));
   for (const name of cases) {
     const cells = providers.map((p) => ROWS.find((row) => row.case === name && row.provider === p && row.mode === mode));
-    const any = cells.find((row) => row);
-    if (!any || (scenario && any.scenario !== scenario)) continue;
+    const any = ROWS.find((row) => row.case === name);
+    if (scenario && any.scenario !== scenario) continue;
     if (status && !cells.some((row) => row && (row.passed ? "passed" : "failed") === status)) continue;
     const tr = el("tr");
     tr.dataset.case = name;

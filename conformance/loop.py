@@ -67,6 +67,8 @@ def run_loop(case: Case, provider: str, adapter: Adapter, turns: tuple[RecordedT
     transcript: list[TranscriptEntry] = [UserMessage(text=case.task.input)]
     seen_ids: set[str] = set()
     calls_used = 0
+    answered = 0  # follow-up user messages already sent
+    exchange_receipts = 0  # receipts before this exchange do not verify its answer
     tools = {spec.name: world.tools[spec.name] for spec in case.task.tools}
     for index in range(case.max_turns):
         run.requests.append(adapter.build_request(case.task, transcript))
@@ -83,8 +85,16 @@ def run_loop(case: Case, provider: str, adapter: Adapter, turns: tuple[RecordedT
 
         if response.kind == "text":
             assert isinstance(response, Text)
-            run.outcome, run.detail = _verify(case, response, run.receipts)
-            break
+            run.outcome, run.detail = _verify(case, response, run.receipts[exchange_receipts:])
+            if run.outcome != "answer_ready" or answered == len(case.task.follow_ups):
+                break
+            # The answer stands; the user speaks again and the whole history goes back with it.
+            transcript.append(ModelTurn(response=response))
+            transcript.append(UserMessage(text=case.task.follow_ups[answered]))
+            answered += 1
+            exchange_receipts = len(run.receipts)
+            run.outcome = ""
+            continue
         if response.kind == "invalid_tool_call":
             assert isinstance(response, InvalidToolCall)
             undeclared = [call.name for call in response.calls if call.name and call.name not in tools]

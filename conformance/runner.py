@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from conformance.adapter import Adapter
-from conformance.cases import Case
+from conformance.cases import Case, Expectation
 from conformance.correlation import check_correlation
 from conformance.errors import InputError
 from conformance.loop import LoopRun, run_loop
@@ -36,7 +36,7 @@ def run_case(case: Case, provider: str, adapter: Adapter, mode: str = "body") ->
         "title": case.title,
         "provider": provider,
         "mode": mode,
-        "expected": {"outcome": expectation.outcome, "turns": list(expectation.turns or [])},
+        "expected": _expected(expectation),
         "override": {"why": expectation.why} if expectation.why else None,
     }
     try:
@@ -51,6 +51,7 @@ def run_case(case: Case, provider: str, adapter: Adapter, mode: str = "body") ->
     correlation = check_correlation(adapter, run.requests, run.responses)
     turns = [_turn_record(index, response, run) for index, response in enumerate(run.responses)]
     failures = _failures(expectation.outcome, expectation.turns, run, turns, correlation)
+    failures.extend(_detail_failures(expectation, turns, total_usage(run.responses)))
     row.update(
         outcome=run.outcome,
         detail=run.detail,
@@ -66,6 +67,16 @@ def run_case(case: Case, provider: str, adapter: Adapter, mode: str = "body") ->
     return row
 
 
+def _expected(expectation: Expectation) -> dict[str, Any]:
+    expected: dict[str, Any] = {"outcome": expectation.outcome, "turns": list(expectation.turns or [])}
+    for name in ("reason", "retry_after"):
+        if getattr(expectation, name) is not None:
+            expected[name] = getattr(expectation, name)
+    if expectation.usage_reported:
+        expected["usage_reported"] = list(expectation.usage_reported)
+    return expected
+
+
 def run_all(cases: Iterable[Case], adapters: dict[str, Adapter]) -> list[dict[str, Any]]:
     rows = []
     for case in cases:
@@ -79,6 +90,8 @@ def run_all(cases: Iterable[Case], adapters: dict[str, Adapter]) -> list[dict[st
 def _turn_record(index: int, response: ModelResponse, run: LoopRun) -> dict[str, Any]:
     record = {"turn": index + 1, "source": run.sources[index], "http_status": run.statuses[index]}
     record.update(response.to_dict())
+    if record.get("http_status") is None:  # an error inside a 200 body or stream still came with a 200
+        record["http_status"] = run.statuses[index]
     record["stream"] = run.streams[index]
     return record
 
@@ -93,6 +106,23 @@ def _failures(outcome: str, turns_expected: tuple[str, ...] | None, run: LoopRun
         failures.append(f"turn kinds: expected {' → '.join(turns_expected)}, got {' → '.join(actual) or 'none'}")
     failures.extend(f"correlation: {problem}" for problem in correlation["problems"])
     failures.extend(f"leak: a denied call returned protected value {value!r}" for value in run.leaks)
+    return failures
+
+
+def _detail_failures(expectation: Expectation, turns: list[dict[str, Any]],
+                     usage: dict[str, int | None]) -> list[str]:
+    failures = []
+    last = turns[-1] if turns else {}
+    if expectation.reason is not None:
+        actual = last.get("reason") or last.get("source")
+        if actual != expectation.reason:
+            failures.append(f"last turn reason: expected {expectation.reason}, got {actual}")
+    if expectation.retry_after is not None and (last.get("retry_after_s") is not None) != expectation.retry_after:
+        wanted = "a retry delay" if expectation.retry_after else "no retry delay"
+        failures.append(f"last turn: expected {wanted}, got retry_after_s={last.get('retry_after_s')}")
+    for name in expectation.usage_reported or ():
+        if not usage.get(name):
+            failures.append(f"usage: expected a positive {name}, got {usage.get(name)}")
     return failures
 
 

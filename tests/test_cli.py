@@ -206,9 +206,10 @@ def test_run_reports_both_modes_with_a_stream_summary_per_stream_turn(tmp_path: 
                                           "bedrock-converse") for mode in ("body", "stream")}
     for row in rows:
         for turn in row["turns"]:
-            if row["mode"] == "stream":
-                assert turn["stream"]["terminal"] is True and turn["stream"]["event_count"] > 0
-            else:
+            if row["mode"] == "stream" and turn["http_status"] < 400:
+                assert turn["stream"]["event_count"] > 0
+                assert turn["stream"]["terminal"] is (turn.get("reason") != "interrupted")
+            elif row["mode"] == "body":
                 assert turn["stream"] is None
 
 

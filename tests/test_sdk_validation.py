@@ -54,19 +54,29 @@ VALIDATORS: dict[str, Callable[[Any], None]] = {
 }
 
 
-def _case_bodies() -> list[Any]:
+def _case_bodies(expect_unsupported: bool) -> list[Any]:
     params = []
     for case in load_cases([CASES]):
         for provider, fixtures in sorted(case.providers.items()):
+            kinds = case.expectation_for(provider).turns or ()
             for index, turn in enumerate(fixtures.turns, start=1):
-                if turn.status < 400 and isinstance(turn.body, dict) and provider in VALIDATORS:
+                if turn.status >= 400 or not isinstance(turn.body, dict) or provider not in VALIDATORS:
+                    continue
+                unsupported = index <= len(kinds) and kinds[index - 1] == "unsupported"
+                if unsupported == expect_unsupported:
                     params.append(pytest.param(provider, turn.body, id=f"{case.id}-{provider}-turn{index}"))
     return params
 
 
-@pytest.mark.parametrize(("provider", "body"), _case_bodies())
+@pytest.mark.parametrize(("provider", "body"), _case_bodies(expect_unsupported=False))
 def test_case_success_bodies_validate_against_the_vendor_sdk(provider: str, body: Any) -> None:
     VALIDATORS[provider](body)
+
+
+@pytest.mark.parametrize(("provider", "body"), _case_bodies(expect_unsupported=True))
+def test_case_bodies_expected_unsupported_are_rejected_by_the_vendor_sdk(provider: str, body: Any) -> None:
+    with pytest.raises(Exception):  # noqa: B017 - the vendor's own types must not know the shape either
+        VALIDATORS[provider](body)
 
 
 @pytest.mark.parametrize(

@@ -25,7 +25,7 @@ def _turns() -> list[Any]:
     for case in load_cases([CASES]):
         for provider, fixtures in sorted(case.providers.items()):
             for index, turn in enumerate(fixtures.turns, start=1):
-                if turn.status < 400 and provider in ADAPTERS:
+                if turn.status < 400 and turn.has_body and provider in ADAPTERS:
                     params.append(pytest.param(provider, turn, id=f"{case.id}-{provider}-turn{index}"))
     return params
 
