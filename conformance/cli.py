@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.cases import load_cases
+from conformance.catalogue import render_catalogue
 from conformance.classify import classify_response
 from conformance.diff import compare, load_report
 from conformance.diff import render_markdown as render_diff
@@ -56,6 +57,10 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("new", type=Path, help="the report.json after the change")
     diff.add_argument("--output", type=Path, help="also write the Markdown to this file (for a PR comment)")
 
+    listing = commands.add_parser("list", help="list the cases and what each proves")
+    listing.add_argument("--cases", action="append", type=Path, help="cases folder (repeatable)")
+    listing.add_argument("--markdown", action="store_true", help="print the README's case table")
+
     validate = commands.add_parser("validate", help="check case files and the fixtures they name")
     validate.add_argument("--cases", action="append", type=Path, help="cases folder (repeatable)")
     validate.add_argument("--max-file-bytes", type=int, default=MAX_FILE_BYTES, help="size limit per file")
@@ -64,13 +69,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = build_parser().parse_args(argv)
-    handler = {"run": _run, "inspect": _inspect, "diff": _diff, "validate": _validate}[arguments.command]
+    handler = {"run": _run, "inspect": _inspect, "diff": _diff, "list": _list, "validate": _validate}[
+        arguments.command]
     try:
         return handler(arguments)
     except InputError as error:
         for problem in error.problems:
             print(f"error: {problem}", file=sys.stderr)
         return EXIT_INPUT
+    except BrokenPipeError:  # the reader went away (e.g. `| head`): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
     except KeyboardInterrupt:
         print("interrupted: no report was written", file=sys.stderr)
         return 130
@@ -147,6 +156,16 @@ def _diff(arguments: argparse.Namespace) -> int:
     if arguments.output:
         write_atomic(arguments.output, markdown)
     return EXIT_FAILED if any(change.label == "regression" for change in changes) else EXIT_OK
+
+
+def _list(arguments: argparse.Namespace) -> int:
+    cases = load_cases(arguments.cases or [BUNDLED_CASES])
+    if arguments.markdown:
+        print(render_catalogue(cases), end="")
+    else:
+        for case in cases:
+            print(f"{case.id:<36} {case.scenario:<22} {case.expect.outcome:<18} {', '.join(sorted(case.providers))}")
+    return EXIT_OK
 
 
 def _validate(arguments: argparse.Namespace) -> int:

@@ -21,3 +21,13 @@ def test_the_readme_ci_recipe_is_the_shipped_workflow() -> None:
     workflow = (ROOT / ".github/workflows/conformance.yml").read_text(encoding="utf-8")
     assert "```yaml\n" + workflow + "```" in readme
     assert "conformance diff" in workflow and "--junitxml" in workflow
+
+
+def test_the_readme_case_list_is_generated_from_the_case_files() -> None:
+    from conformance.cases import load_cases
+    from conformance.catalogue import END, START, render_catalogue
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme[readme.index(START): readme.index(END) + len(END)] + "\n"
+    assert block == render_catalogue(load_cases([ROOT / "cases"])), (
+        "the README's case list is stale: paste the output of `conformance list --markdown`")
