@@ -34,6 +34,8 @@ class RecordedTurn:
     """The raw stream transcript, read lazily at replay so a large one is never held whole."""
     stream_source: str = ""
     """The stream fixture path as shown to users."""
+    body_path: Path | None = None
+    """The body fixture file, when the body came from one."""
 
     def replayable(self, mode: str) -> bool:
         """Whether this turn can be replayed in ``mode``; an HTTP error fails before any body or stream."""
@@ -285,7 +287,8 @@ def _load_turn(turn: Mapping[str, Any], case_path: Path, root: Path, pointer: st
         problem(f"{pointer}/body", f"fixture '{relative}' is not valid JSON (line {line}: {error})",
                 "record the body exactly as received, or use `text:` for a non-JSON body")
         return None
-    return RecordedTurn(status=status, headers=headers, body=body, source=_report_path(target, root), **extra)
+    return RecordedTurn(status=status, headers=headers, body=body, source=_report_path(target, root),
+                        body_path=target, **extra)
 
 
 def _fixture_path(relative: str, case_path: Path, root: Path, pointer: str, problem: Any,

@@ -10,13 +10,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from conformance.cases import load_cases
+from conformance.cases import load_cases, shown_path
 from conformance.catalogue import render_catalogue
 from conformance.classify import classify_response
 from conformance.diff import compare, load_report
 from conformance.diff import render_markdown as render_diff
 from conformance.errors import InputError, Problem
 from conformance.http import lower_headers
+from conformance.hygiene import hygiene_problems, redact
 from conformance.registry import select_adapters
 from conformance.report import build_report, render_markdown, write_atomic, write_reports
 from conformance.runner import run_all
@@ -61,6 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
     listing.add_argument("--cases", action="append", type=Path, help="cases folder (repeatable)")
     listing.add_argument("--markdown", action="store_true", help="print the README's case table")
 
+    redact_command = commands.add_parser("redact", help="replace secrets and e-mail addresses in fixture files")
+    redact_command.add_argument("files", type=Path, nargs="+", help="fixture files to rewrite in place")
+
     validate = commands.add_parser("validate", help="check case files and the fixtures they name")
     validate.add_argument("--cases", action="append", type=Path, help="cases folder (repeatable)")
     validate.add_argument("--max-file-bytes", type=int, default=MAX_FILE_BYTES, help="size limit per file")
@@ -69,7 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = build_parser().parse_args(argv)
-    handler = {"run": _run, "inspect": _inspect, "diff": _diff, "list": _list, "validate": _validate}[
+    handler = {"run": _run, "inspect": _inspect, "diff": _diff, "list": _list, "redact": _redact,
+               "validate": _validate}[
         arguments.command]
     try:
         return handler(arguments)
@@ -168,8 +173,30 @@ def _list(arguments: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _redact(arguments: argparse.Namespace) -> int:
+    for path in arguments.files:
+        try:
+            text = path.read_bytes().decode("utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            problem = Problem(str(path), None, f"cannot read as UTF-8 text: {error}", "check the path")
+            raise InputError([problem]) from None
+        cleaned = redact(text)
+        if cleaned != text:
+            write_atomic(path, cleaned)
+            print(f"redacted {path}")
+    return EXIT_OK
+
+
 def _validate(arguments: argparse.Namespace) -> int:
-    cases = load_cases(arguments.cases or [BUNDLED_CASES], max_file_bytes=arguments.max_file_bytes)
+    roots = arguments.cases or [BUNDLED_CASES]
+    cases = load_cases(roots, max_file_bytes=arguments.max_file_bytes)
+    used = {path.resolve() for case in cases for fixtures in case.providers.values() for turn in fixtures.turns
+            for path in (turn.body_path, turn.stream) if path is not None}
+    problems = [problem for root in roots for problem in hygiene_problems(root, used, shown_path)]
+    if problems:
+        raise InputError(problems)
+    # Replaying every case finds what only the loop can: a turn the loop needs that was never recorded.
+    run_all(cases, select_adapters(None))
     fixtures = sum(len(fixtures.turns) for case in cases for fixtures in case.providers.values())
     print(f"ok: {len(cases)} cases, {fixtures} recorded turns")
     return EXIT_OK

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import tempfile
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -119,16 +123,38 @@ def _usage_table(rows: list[dict[str, Any]], providers: list[str]) -> list[str]:
 
 def write_atomic(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` so that a reader sees the old file or the new one, never half of one."""
+    temporary = _write_temporary(path, text)
+    try:
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
+def _write_temporary(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    temporary = Path(name)
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
             stream.write(text)
         os.chmod(temporary, 0o666 & ~_umask())  # mkstemp creates 0600; a report is for everyone to read
-        os.replace(temporary, path)
     except BaseException:
-        Path(temporary).unlink(missing_ok=True)
+        temporary.unlink(missing_ok=True)
         raise
+    return temporary
+
+
+@contextlib.contextmanager
+def _sigint_deferred() -> Iterator[None]:
+    """Hold Ctrl-C while the reports are swapped in, so the three files always come from one run."""
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _umask() -> int:
@@ -144,6 +170,14 @@ def write_reports(report: dict[str, Any], directory: Path) -> list[Path]:
         directory / "report.md": render_markdown(report),
         directory / "report.html": render_html(report),
     }
-    for path, text in outputs.items():
-        write_atomic(path, text)
+    temporaries: dict[Path, Path] = {}
+    try:
+        for path, text in outputs.items():
+            temporaries[path] = _write_temporary(path, text)
+        with _sigint_deferred():
+            for path, temporary in temporaries.items():
+                os.replace(temporary, path)
+    finally:
+        for temporary in temporaries.values():
+            temporary.unlink(missing_ok=True)
     return list(outputs)

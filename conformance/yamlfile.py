@@ -54,22 +54,33 @@ def load_yaml(path: Path, shown: str, *, max_bytes: int = MAX_FILE_BYTES) -> tup
     finally:
         loader.dispose()
     lines: dict[str, int] = {}
+    duplicates: list[Problem] = []
     if node is not None:
-        _index(node, "", lines)
+        _index(node, "", lines, shown, duplicates)
+    if duplicates:
+        raise InputError(duplicates)
     return document, lines
 
 
-def _index(node: Any, pointer: str, lines: dict[str, int]) -> None:
+def _index(node: Any, pointer: str, lines: dict[str, int], shown: str, duplicates: list[Problem]) -> None:
     lines[pointer] = node.start_mark.line + 1
     if isinstance(node, yaml.MappingNode):
+        seen: dict[str, int] = {}
         for key_node, value_node in node.value:
-            child = f"{pointer}/{escape_pointer(str(key_node.value))}"
-            lines[child] = key_node.start_mark.line + 1
-            _index(value_node, child, lines)
-            lines[child] = key_node.start_mark.line + 1
+            key = str(key_node.value)
+            child = f"{pointer}/{escape_pointer(key)}"
+            line = key_node.start_mark.line + 1
+            if key in seen:
+                # YAML lets the last duplicate win silently; in a case file that hides an edit.
+                duplicates.append(Problem(shown, line, f"duplicate key '{key}' (first on line {seen[key]})",
+                                          "keep one of them", child))
+            seen.setdefault(key, line)
+            lines[child] = line
+            _index(value_node, child, lines, shown, duplicates)
+            lines[child] = line
     elif isinstance(node, yaml.SequenceNode):
         for index, item in enumerate(node.value):
-            _index(item, f"{pointer}/{index}", lines)
+            _index(item, f"{pointer}/{index}", lines, shown, duplicates)
 
 
 def line_for(lines: dict[str, int], pointer: str) -> int | None:

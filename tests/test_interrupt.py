@@ -1,0 +1,32 @@
+"""Ctrl-C during a run leaves the previous reports intact and exits non-zero."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.helpers import CASES
+
+ROOT = Path(__file__).parent.parent
+
+
+def test_an_interrupted_run_keeps_the_previous_reports(tmp_path: Path) -> None:
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    previous = {name: f"previous {name}\n" for name in ("report.json", "report.md", "report.html")}
+    for name, text in previous.items():
+        (reports / name).write_text(text)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "conformance", "run", "--cases", str(CASES), "--report-dir", str(reports),
+         "--adapter", "tests.slow_adapter:ADAPTER", "--provider", "openai-chat"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    time.sleep(2.0)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 130
+    assert "interrupted: no report was written" in stderr and "Traceback" not in stderr
+    assert {path.name: path.read_text() for path in reports.iterdir()} == previous
