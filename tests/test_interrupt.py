@@ -23,7 +23,8 @@ def test_an_interrupted_run_keeps_the_previous_reports(tmp_path: Path) -> None:
     process = subprocess.Popen(
         [sys.executable, "-m", "conformance", "run", "--cases", str(CASES), "--report-dir", str(reports),
          "--adapter", "tests.slow_adapter:ADAPTER", "--provider", "openai-chat"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)})
     time.sleep(2.0)
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=30)
