@@ -1,0 +1,79 @@
+"""Property tests: whatever JSON or transcript an adapter is fed, it answers with a contract kind and never raises.
+
+CI runs a bounded number of examples; benchmarks/fuzz.py drives hundreds of thousands.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conformance.registry import builtin_adapters
+from conformance.types import KINDS
+from tests.mutations import body_fixtures, mutate_json, mutate_stream, stream_fixtures
+
+ADAPTERS = builtin_adapters()
+PROVIDERS = sorted(ADAPTERS)
+BODIES = {provider: body_fixtures(provider) for provider in PROVIDERS}
+STREAMS = {provider: stream_fixtures(provider) for provider in PROVIDERS}
+SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda children: st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=12), children, max_size=5),
+    max_leaves=25,
+)
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@SETTINGS
+@given(value=json_values)
+def test_any_json_body_is_a_kind(provider: str, value: object) -> None:
+    assert ADAPTERS[provider].classify_body(value).kind in KINDS
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@SETTINGS
+@given(status=st.integers(min_value=400, max_value=599), value=json_values | st.text(),
+       headers=st.dictionaries(st.sampled_from(["retry-after", "retry-after-ms", "x-should-retry", "x-amzn-errortype"]),
+                               st.text(max_size=30)))
+def test_any_error_is_an_error_kind(provider: str, status: int, value: object, headers: dict[str, str]) -> None:
+    kind = ADAPTERS[provider].classify_error(status, value, headers).kind
+    assert kind in ("retryable_error", "fatal_error", "refusal")
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@SETTINGS
+@given(seed=st.integers(min_value=0, max_value=2**32 - 1))
+def test_mutated_real_bodies_are_a_kind(provider: str, seed: int) -> None:
+    rng = random.Random(seed)
+    body = mutate_json(rng.choice(BODIES[provider]), rng, mutations=rng.randint(1, 4))
+    assert ADAPTERS[provider].classify_body(body).kind in KINDS
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@SETTINGS
+@given(seed=st.integers(min_value=0, max_value=2**32 - 1))
+def test_mutated_real_streams_are_a_kind(provider: str, seed: int) -> None:
+    rng = random.Random(seed)
+    data = rng.choice(STREAMS[provider])
+    for _ in range(rng.randint(1, 3)):
+        data = mutate_stream(data, rng)
+    assemble = ADAPTERS[provider].assemble_stream
+    assert assemble is not None
+    chunk = rng.randint(1, 4096)
+    result = assemble([data[index:index + chunk] for index in range(0, len(data), chunk)])
+    assert result.response.kind in KINDS
+    if not result.summary.terminal:
+        assert result.response.kind == "retryable_error" and result.response.calls == ()
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@SETTINGS
+@given(value=json_values)
+def test_reading_any_request_never_raises(provider: str, value: object) -> None:
+    parts = ADAPTERS[provider].read_request(value)  # type: ignore[arg-type]
+    assert isinstance(list(parts.results), list)
