@@ -153,7 +153,7 @@ def _check_call(call: ToolCall, seen_ids: set[str], tools: dict[str, Any]) -> tu
     tool = tools.get(call.name)
     if tool is None:
         return "unknown_tool", f"the model asked for '{call.name}', which was not offered"
-    errors = sorted(compiled(_canonical(tool.parameters)).iter_errors(call.parsed_arguments or {}),
+    errors = sorted(_validator(tool.parameters).iter_errors(call.parsed_arguments or {}),
                     key=lambda error: list(error.absolute_path))
     if errors:
         return "invalid_arguments", f"{call.name}: {errors[0].message}"
@@ -165,7 +165,7 @@ def _verify(case: Case, answer: Text, receipts: list[dict[str, Any]]) -> tuple[s
     if case.task.output_schema is not None:
         if answer.parsed is None:
             return "schema_invalid", "the answer is not valid JSON"
-        errors = list(compiled(_canonical(case.task.output_schema)).iter_errors(answer.parsed))
+        errors = list(_validator(case.task.output_schema).iter_errors(answer.parsed))
         if errors:
             return "schema_invalid", errors[0].message
         stated = _scalars(answer.parsed)
@@ -209,8 +209,15 @@ def _parse_json(text: str) -> Any:
         return None
 
 
-def _canonical(schema: Any) -> str:
-    return json.dumps(schema, sort_keys=True)
+_VALIDATORS: dict[int, tuple[Any, Any]] = {}
+
+
+def _validator(schema: Any) -> Any:
+    """The compiled validator of a schema object, built once per object (tool schemas live as long as the world)."""
+    cached = _VALIDATORS.get(id(schema))
+    if cached is None or cached[0] is not schema:
+        cached = _VALIDATORS[id(schema)] = (schema, compiled(json.dumps(schema, sort_keys=True)))
+    return cached[1]
 
 
 def _receipt_record(turn: int, call: ToolCall, receipt: Receipt) -> dict[str, Any]:

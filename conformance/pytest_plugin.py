@@ -19,7 +19,7 @@ from conformance.registry import select_adapters
 from conformance.report import build_report, write_reports
 from conformance.runner import modes_for, run_case
 
-_CASES_KEY = pytest.StashKey[dict[Path, list[Case]]]()
+_CASES_KEY = pytest.StashKey[dict[Path, dict[Path, list[Case]]]]()
 _ROWS_KEY = pytest.StashKey[list[dict[str, Any]]]()
 _WORKER_ROWS = "conformance_rows"
 
@@ -51,16 +51,27 @@ def _cases_root(path: Path) -> Path:
     return path.parent
 
 
+_ADAPTERS_KEY = pytest.StashKey[dict[str, Any]]()
+
+
+def _adapters(config: pytest.Config) -> dict[str, Any]:
+    if _ADAPTERS_KEY not in config.stash:
+        config.stash[_ADAPTERS_KEY] = select_adapters(None, config.getoption("conformance_adapter"))
+    return config.stash[_ADAPTERS_KEY]
+
+
 class CaseFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
         root = _cases_root(self.path)
         cache = self.config.stash[_CASES_KEY]
         if root not in cache:
-            cache[root] = load_cases([root])
-        adapters = select_adapters(None, self.config.getoption("conformance_adapter"))
-        for case in cache[root]:
-            if Path(case.path).resolve() != self.path.resolve():
-                continue
+            # One load per cases folder, indexed by file, so each case file's collection is a lookup.
+            by_file: dict[Path, list[Case]] = {}
+            for loaded in load_cases([root]):
+                by_file.setdefault(Path(loaded.path).resolve(), []).append(loaded)
+            cache[root] = by_file
+        adapters = _adapters(self.config)
+        for case in cache[root].get(self.path.resolve(), []):
             for provider in sorted(case.providers):
                 if provider not in adapters:
                     continue
@@ -84,7 +95,7 @@ class CaseItem(pytest.Item):
         self.case, self.provider, self.mode = case, provider, mode
 
     def runtest(self) -> None:
-        adapters = select_adapters(None, self.config.getoption("conformance_adapter"))
+        adapters = _adapters(self.config)
         row = run_case(self.case, self.provider, adapters[self.provider], self.mode)
         self.config.stash[_ROWS_KEY].append(row)
         if not row["passed"]:

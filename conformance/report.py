@@ -31,7 +31,19 @@ def build_report(rows: list[dict[str, Any]], providers: list[str]) -> dict[str, 
 
 
 def render_json(report: dict[str, Any]) -> str:
-    return json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    """Sorted keys, one result row per line: rows diff line by line, and the C encoder does the work (an
+    indented dump runs the pure-Python encoder over every row)."""
+    lines = ["{"]
+    for key in sorted(report):
+        if key != "results":
+            lines.append(f"  {json.dumps(key)}: {json.dumps(report[key], sort_keys=True, ensure_ascii=False)},")
+    rows = [json.dumps(row, sort_keys=True, ensure_ascii=False, separators=(",", ":")) for row in report["results"]]
+    if rows:
+        lines += ['  "results": [', ",\n".join(f"    {row}" for row in rows), "  ]"]
+    else:
+        lines.append('  "results": []')
+    lines.append("}")
+    return "\n".join(lines) + "\n"
 
 
 def _cell(row: dict[str, Any]) -> str:

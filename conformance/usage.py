@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 
 def count(container: Any, *path: str) -> int | None:
-    """The integer at ``path`` inside nested mappings, or None when absent or not a count."""
+    """The integer at ``path`` inside nested objects, or None when absent or not a count."""
     value: Any = container
     for key in path:
-        if not isinstance(value, Mapping):
+        if type(value) is not dict:  # JSON objects are dicts; this runs for every usage field of every turn
             return None
         value = value.get(key)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+    if type(value) is not int or value < 0:  # bool is a subclass of int, and excluded by the exact type check
         return None
     return value
 

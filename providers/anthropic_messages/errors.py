@@ -32,14 +32,14 @@ CONTEXT_WINDOW_PHRASES = ("prompt is too long", "exceed context limit")
 
 
 def classify_error(status: int, body: Any, headers: Mapping[str, str]) -> ModelResponse:
-    error = body.get("error") if isinstance(body, Mapping) else None
-    error = error if isinstance(error, Mapping) else {}
+    error = body.get("error") if isinstance(body, dict) else None
+    error = error if isinstance(error, dict) else {}
     error_type = error.get("type") if isinstance(error.get("type"), str) else None
     message = error.get("message") if isinstance(error.get("message"), str) else None
     if message is None and isinstance(body, str):
         message = body.strip()[:500]
     details = error.get("details")
-    error_code = details.get("error_code") if isinstance(details, Mapping) else None
+    error_code = details.get("error_code") if isinstance(details, dict) else None
     error_code = error_code if isinstance(error_code, str) else None
     raw = f"http={status}/{error_type}" if error_type else f"http={status}"
     if error_type in ERROR_TYPES:
@@ -60,12 +60,12 @@ def classify_error(status: int, body: Any, headers: Mapping[str, str]) -> ModelR
 def classify_stream_error(event: Any) -> ModelResponse:
     """An ``event: error`` inside a 200 stream (wire-formats §3d): its ``error.type`` decides, through the same
     table as HTTP errors; a stream error that names nothing known is retryable ``server_error``."""
-    error = event.get("error") if isinstance(event, Mapping) else None
-    error = error if isinstance(error, Mapping) else {}
+    error = event.get("error") if isinstance(event, dict) else None
+    error = error if isinstance(error, dict) else {}
     error_type = error.get("type") if isinstance(error.get("type"), str) and error.get("type") else None
     message = error.get("message") if isinstance(error.get("message"), str) else None
     details = error.get("details")
-    error_code = details.get("error_code") if isinstance(details, Mapping) else None
+    error_code = details.get("error_code") if isinstance(details, dict) else None
     error_code = error_code if isinstance(error_code, str) else None
     raw = f"stream error={error_type}" if error_type else "stream error"
     retryable, reason = ERROR_TYPES.get(error_type or "", (True, "server_error"))

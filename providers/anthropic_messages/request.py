@@ -65,7 +65,7 @@ def read_request(request: Mapping[str, Any]) -> RequestParts:
     history = request_history(request, "messages")
     results: list[tuple[str | None, str | None]] = []
     for message in history:
-        if not isinstance(message, Mapping) or message.get("role") != "user":
+        if not isinstance(message, dict) or message.get("role") != "user":
             continue
         content = message.get("content")
         if not isinstance(content, list):
@@ -73,7 +73,7 @@ def read_request(request: Mapping[str, Any]) -> RequestParts:
         results.extend(
             (block.get("tool_use_id"), None)
             for block in content
-            if isinstance(block, Mapping) and block.get("type") == "tool_result"
+            if isinstance(block, dict) and block.get("type") == "tool_result"
         )
     return RequestParts(
         prefix=request_prefix(request, "messages"),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from conformance.calls import call_from_object, classify_calls
@@ -56,11 +55,11 @@ IGNORED_BLOCKS = frozenset(
 
 
 def classify_body(body: Any) -> ModelResponse:
-    if isinstance(body, Mapping) and body.get("type") == "error":
+    if isinstance(body, dict) and body.get("type") == "error":
         # An error object delivered with HTTP 200 (the SDK reports such errors with status 200).
         return classify_error(200, body, {})
-    if not isinstance(body, Mapping) or body.get("type") != "message":
-        kind = body.get("type") if isinstance(body, Mapping) else type(body).__name__
+    if not isinstance(body, dict) or body.get("type") != "message":
+        kind = body.get("type") if isinstance(body, dict) else type(body).__name__
         return Unsupported(raw=f"type={kind}", raw_type=f"body of type {kind}")
     content = body.get("content")
     blocks = tuple(content) if isinstance(content, list) else ()
@@ -82,7 +81,7 @@ def classify_body(body: Any) -> ModelResponse:
     kind, reason = mapped
     if kind == "refusal":
         details = body.get("stop_details")
-        category = details.get("category") if isinstance(details, Mapping) else None
+        category = details.get("category") if isinstance(details, dict) else None
         extra = {"category": category} if isinstance(category, str) else {}
         return Refusal(raw=raw, source=reason, text=text, provider_details=extra, **common)
     if kind == "incomplete":
@@ -103,7 +102,7 @@ def _scan(blocks: tuple[Any, ...]) -> tuple[list[str], list[ToolCall], tuple[str
     calls: list[ToolCall] = []
     unknown: tuple[str, str] | None = None
     for index, block in enumerate(blocks):
-        block_type = block.get("type") if isinstance(block, Mapping) else None
+        block_type = block.get("type") if isinstance(block, dict) else None
         block_type = block_type if isinstance(block_type, str) else None
         if block_type == "text" and isinstance(block.get("text"), str):
             texts.append(block["text"])

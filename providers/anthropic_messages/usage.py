@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from conformance.types import Usage
@@ -10,7 +9,7 @@ from conformance.usage import add, count
 
 
 def normalize_usage(raw: Any) -> Usage | None:
-    if not isinstance(raw, Mapping):
+    if not isinstance(raw, dict):
         return None
     cache_read = count(raw, "cache_read_input_tokens")
     cache_write = count(raw, "cache_creation_input_tokens")

@@ -49,7 +49,7 @@ def classify_error(status: int, body: Any, headers: Mapping[str, str]) -> ModelR
     retryable, reason = mapped if mapped is not None else default_error(status)
     if (error_type == "ValidationException" or error_type is None and status == 400) and _overflows(message):
         retryable, reason = False, "context_window"
-    details = {key: body[key] for key in MODEL_ERROR_FIELDS if key in body} if isinstance(body, Mapping) else {}
+    details = {key: body[key] for key in MODEL_ERROR_FIELDS if key in body} if isinstance(body, dict) else {}
     if retryable:
         return RetryableError(
             raw=raw,
@@ -69,7 +69,7 @@ def classify_stream_error(event_name: str, payload: Any) -> ModelResponse:
     The name is the exception shape's with its first letter lower-cased; one naming nothing known is retryable.
     """
     error_type = event_name[:1].upper() + event_name[1:]
-    payload = payload if isinstance(payload, Mapping) else {}
+    payload = payload if isinstance(payload, dict) else {}
     message = _message(payload)
     retryable, reason = ERROR_TYPES.get(error_type, (True, "server_error"))
     if error_type == "ValidationException" and _overflows(message):
@@ -89,7 +89,7 @@ def _error_type(headers: Mapping[str, str], body: Any) -> str | None:
     ``__type`` may read ``com.amazon.coral.service#ThrottlingException``; both reduce to the bare name.
     """
     value: Any = headers.get("x-amzn-errortype")
-    if not value and isinstance(body, Mapping):
+    if not value and isinstance(body, dict):
         value = body.get("__type") or body.get("code") or body.get("Code")
     if not isinstance(value, str):
         return None
@@ -97,7 +97,7 @@ def _error_type(headers: Mapping[str, str], body: Any) -> str | None:
 
 
 def _message(body: Any) -> str | None:
-    if isinstance(body, Mapping):
+    if isinstance(body, dict):
         for key in ("message", "Message"):
             value = body.get(key)
             if isinstance(value, str) and value:

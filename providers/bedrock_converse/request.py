@@ -117,7 +117,7 @@ def _user_blocks(history: Sequence[Any]) -> list[Mapping[str, Any]]:
     return [
         block
         for message in history
-        if isinstance(message, Mapping) and message.get("role") == "user" and isinstance(message.get("content"), list)
+        if isinstance(message, dict) and message.get("role") == "user" and isinstance(message.get("content"), list)
         for block in message["content"]
-        if isinstance(block, Mapping)
+        if isinstance(block, dict)
     ]

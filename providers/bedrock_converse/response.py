@@ -48,16 +48,16 @@ SERVER_TOOL_USE = "server_tool_use"
 
 
 def classify_body(body: Any) -> ModelResponse:
-    if not isinstance(body, Mapping):
+    if not isinstance(body, dict):
         return Unsupported(raw=f"body={type(body).__name__}", raw_type=f"body of type {type(body).__name__}")
     output = body.get("output")
-    message = output.get("message") if isinstance(output, Mapping) else None
+    message = output.get("message") if isinstance(output, dict) else None
     # Converse sends no response id (the request id is only a header) and no model name.
     common: dict[str, Any] = {
         "response_id": None,
         "model": None,
         "usage": normalize_usage(body.get("usage")),
-        "output_items": (message,) if isinstance(message, Mapping) else (),
+        "output_items": (message,) if isinstance(message, dict) else (),
     }
     stop = body.get("stopReason")
     raw = f"stopReason={stop}"
@@ -67,7 +67,7 @@ def classify_body(body: Any) -> ModelResponse:
     kind, value = mapped
     if kind == "retryable_error":
         return RetryableError(raw=raw, reason=value, **common)
-    content = message.get("content") if isinstance(message, Mapping) else None
+    content = message.get("content") if isinstance(message, dict) else None
     if not isinstance(content, list):
         return Unsupported(raw=raw, raw_type="output.message without a content list", **common)
 
@@ -117,14 +117,14 @@ def _scan_blocks(content: list[Any]) -> _Scan:
     for index, block in enumerate(content):
         where = f"output.message.content[{index}]"
         # ContentBlock is a union: exactly one member per block.
-        if not isinstance(block, Mapping) or len(block) != 1:
+        if not isinstance(block, dict) or len(block) != 1:
             scan.mark_unknown(f"content block that is not a one-member object at {where}", where)
             continue
         key, value = next(iter(block.items()))
         where = f"{where}.{key}"
         if key == "text" and isinstance(value, str):
             scan.texts.append(value)
-        elif key == "toolUse" and isinstance(value, Mapping):
+        elif key == "toolUse" and isinstance(value, dict):
             _scan_tool_use(value, where, scan)
         elif key in ("text", "toolUse"):
             scan.mark_unknown(f"{key} block holding a {type(value).__name__}", where)

@@ -43,7 +43,7 @@ class _Block:
         self.started = True
         for member, value in start.items():
             self._note(member)
-            if member in OBJECT_STARTS and isinstance(value, Mapping):
+            if member in OBJECT_STARTS and isinstance(value, dict):
                 self.start[member] = value
             else:
                 self.other[member] = value
@@ -55,9 +55,9 @@ class _Block:
             self._note(member)
             if member == "text" and isinstance(value, str):
                 self.text.append(value)
-            elif member == "toolUse" and isinstance(value, Mapping) and isinstance(value.get("input"), str):
+            elif member == "toolUse" and isinstance(value, dict) and isinstance(value.get("input"), str):
                 self.tool_input.append(value["input"])
-            elif member == "reasoningContent" and isinstance(value, Mapping):
+            elif member == "reasoningContent" and isinstance(value, dict):
                 for key, piece in value.items():
                     if isinstance(piece, str):
                         if key not in self.reasoning:
@@ -155,7 +155,7 @@ class _Assembly:
             value = payload.get(member) if member else None
             if event_type == "contentBlockStop":
                 block.stopped = True
-            elif isinstance(value, Mapping):
+            elif isinstance(value, dict):
                 (block.add_start if member == "start" else block.add_delta)(value)
 
     def partial_text(self) -> list[str]:
@@ -194,7 +194,7 @@ def assemble_stream(chunks: Iterable[bytes]) -> StreamResult:
             summary.count("not-an-event")
             continue
         event_type, payload = next(iter(event.items()))
-        payload = payload if isinstance(payload, Mapping) else {}
+        payload = payload if isinstance(payload, dict) else {}
         if summary.terminal:
             summary.count(event_type)
             if event_type == METADATA_EVENT and assembly.metadata is None:

@@ -53,7 +53,7 @@ def classify_error(status: int, body: Any, headers: Mapping[str, str]) -> ModelR
     rpc_status = _string(error.get("status"))
     message = _string(error.get("message")) or (body.strip()[:500] if isinstance(body, str) else None)
     details = error.get("details")
-    details = [entry for entry in details if isinstance(entry, Mapping)] if isinstance(details, list) else []
+    details = [entry for entry in details if isinstance(entry, dict)] if isinstance(details, list) else []
     raw = f"http={status}/{rpc_status}" if rpc_status else f"http={status}"
 
     retryable, reason = _decide(status, rpc_status, message, details)
@@ -79,7 +79,7 @@ def classify_stream_error(frame: Any) -> ModelResponse:
     rpc_status = _string(error.get("status"))
     message = _string(error.get("message"))
     details = error.get("details")
-    details = [entry for entry in details if isinstance(entry, Mapping)] if isinstance(details, list) else []
+    details = [entry for entry in details if isinstance(entry, dict)] if isinstance(details, list) else []
     named = "/".join(str(value) for value in (code, rpc_status) if value is not None)
     raw = f"stream error={named}" if named else "stream error"
     if code is None and rpc_status not in RPC_STATUSES:
@@ -93,8 +93,8 @@ def classify_stream_error(frame: Any) -> ModelResponse:
 def _unwrap(body: Any) -> Mapping[str, Any]:
     if isinstance(body, list) and len(body) == 1:
         body = body[0]
-    error = body.get("error") if isinstance(body, Mapping) else None
-    return error if isinstance(error, Mapping) else {}
+    error = body.get("error") if isinstance(body, dict) else None
+    return error if isinstance(error, dict) else {}
 
 
 def _decide(status: int, rpc_status: str | None, message: str | None,
@@ -120,7 +120,7 @@ def _is_daily_quota(message: str | None, details: list[Mapping[str, Any]]) -> bo
     for entry in details:
         violations = entry.get("violations") if _has_type(entry, QUOTA_FAILURE_TYPE) else None
         for violation in violations if isinstance(violations, list) else []:
-            if not isinstance(violation, Mapping):
+            if not isinstance(violation, dict):
                 continue
             names = (_string(violation.get(key)) or "" for key in ("quotaId", "quotaMetric"))
             if any(PER_DAY_QUOTA in _squash(name) for name in names):

@@ -88,10 +88,10 @@ def read_request(request: Mapping[str, Any]) -> RequestParts:
     history = request_history(request, "contents")
     results: list[tuple[str | None, str | None]] = []
     for content in history:
-        parts = content.get("parts") if isinstance(content, Mapping) else None
+        parts = content.get("parts") if isinstance(content, dict) else None
         for part in parts if isinstance(parts, list) else []:
-            response = part.get("functionResponse") if isinstance(part, Mapping) else None
-            if isinstance(response, Mapping):
+            response = part.get("functionResponse") if isinstance(part, dict) else None
+            if isinstance(response, dict):
                 results.append((_string(response.get("id")), _string(response.get("name"))))
     return RequestParts(
         prefix=request_prefix(request, "contents"),

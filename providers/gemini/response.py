@@ -103,7 +103,7 @@ UNUSABLE_PAYLOADS: dict[str, str] = {
 
 
 def classify_body(body: Any) -> ModelResponse:
-    if not isinstance(body, Mapping):
+    if not isinstance(body, dict):
         return Unsupported(raw=f"body={type(body).__name__}", raw_type=f"body of type {type(body).__name__}")
     common: dict[str, Any] = {
         "response_id": _string(body.get("responseId")),
@@ -114,10 +114,10 @@ def classify_body(body: Any) -> ModelResponse:
     if not isinstance(candidates, list) or not candidates:
         return _without_candidates(body.get("promptFeedback"), common)
     candidate = candidates[0]
-    if not isinstance(candidate, Mapping):
+    if not isinstance(candidate, dict):
         return Unsupported(raw="candidates[0]", raw_type="candidates[0] is not an object", **common)
     content = candidate.get("content")
-    common["output_items"] = (content,) if isinstance(content, Mapping) else ()
+    common["output_items"] = (content,) if isinstance(content, dict) else ()
     finish_message = _string(candidate.get("finishMessage"))
     if finish_message:
         common["provider_details"] = {"finish_message": finish_message}
@@ -145,7 +145,7 @@ def classify_body(body: Any) -> ModelResponse:
 
 
 def _without_candidates(feedback: Any, common: dict[str, Any]) -> ModelResponse:
-    feedback = feedback if isinstance(feedback, Mapping) else {}
+    feedback = feedback if isinstance(feedback, dict) else {}
     block = feedback.get("blockReason")
     if isinstance(block, str) and block:
         message = _string(feedback.get("blockReasonMessage"))
@@ -188,14 +188,14 @@ class _Scan:
 def _scan_parts(content: Any) -> _Scan:
     scan = _Scan()
     # A blocked or exhausted candidate may carry no content, or `{"role": "model"}` with no parts.
-    parts = content.get("parts") if isinstance(content, Mapping) else None
+    parts = content.get("parts") if isinstance(content, dict) else None
     if parts is None:
         return scan
     if not isinstance(parts, list):
         scan.mark_unknown("content.parts is not a list", "content.parts")
         return scan
     for index, part in enumerate(parts):
-        if not isinstance(part, Mapping):
+        if not isinstance(part, dict):
             scan.mark_unknown(f"parts[{index}] is not an object", f"parts[{index}]")
             continue
         for key in part:
@@ -220,7 +220,7 @@ def _scan_text(part: Mapping[str, Any], index: int, scan: _Scan) -> None:
 
 
 def _scan_call(function_call: Any, index: int, scan: _Scan) -> None:
-    if not isinstance(function_call, Mapping):
+    if not isinstance(function_call, dict):
         scan.mark_unknown("functionCall is not an object", f"parts[{index}].functionCall")
         return
     name = function_call.get("name")

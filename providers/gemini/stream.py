@@ -44,7 +44,7 @@ class _Assembly:
     def is_replay(self, raw: str, candidate: Mapping[str, Any] | None) -> bool:
         """A frame identical to an earlier one that carried a functionCall with an id: a call arrives whole,
         once, and its id is unique, so the copy is a replay. A text frame may repeat legitimately."""
-        if not any(isinstance(call, Mapping) and call.get("id") for call in _calls(candidate)):
+        if not any(isinstance(call, dict) and call.get("id") for call in _calls(candidate)):
             return False
         if raw in self.call_frames:
             return True
@@ -61,7 +61,7 @@ class _Assembly:
         if data.get("promptFeedback") is not None:
             self.feedback = data["promptFeedback"]
         content = candidate.get("content") if candidate is not None else None
-        if not isinstance(content, Mapping):
+        if not isinstance(content, dict):
             return
         self.has_content = True
         if content.get("role") is not None:
@@ -110,7 +110,7 @@ class _Assembly:
 
     def partial_text(self) -> list[str]:
         return [part["text"] for part in self.parts
-                if isinstance(part, Mapping) and isinstance(part.get("text"), str) and not _thought(part)]
+                if isinstance(part, dict) and isinstance(part.get("text"), str) and not _thought(part)]
 
     def with_partial(self, result: ModelResponse) -> ModelResponse:
         """A mid-stream error keeps the response id, the model and, when it is retryable, the text so far."""
@@ -195,15 +195,15 @@ def _candidate(data: Mapping[str, Any]) -> Mapping[str, Any] | None:
     # With candidateCount > 1 a chunk may hold other candidates; proto3 JSON may leave out index 0.
     candidates = data.get("candidates")
     for candidate in candidates if isinstance(candidates, list) else []:
-        if isinstance(candidate, Mapping) and candidate.get("index", 0) == 0:
+        if isinstance(candidate, dict) and candidate.get("index", 0) == 0:
             return candidate
     return None
 
 
 def _parts(candidate: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
     content = candidate.get("content") if candidate is not None else None
-    parts = content.get("parts") if isinstance(content, Mapping) else None
-    return [part for part in parts if isinstance(part, Mapping)] if isinstance(parts, list) else []
+    parts = content.get("parts") if isinstance(content, dict) else None
+    return [part for part in parts if isinstance(part, dict)] if isinstance(parts, list) else []
 
 
 def _calls(candidate: Mapping[str, Any] | None) -> list[Any]:
@@ -221,13 +221,13 @@ def _payloads(candidate: Mapping[str, Any] | None) -> list[str]:
 
 def _block_reason(data: Mapping[str, Any]) -> bool:
     feedback = data.get("promptFeedback")
-    block = feedback.get("blockReason") if isinstance(feedback, Mapping) else None
+    block = feedback.get("blockReason") if isinstance(feedback, dict) else None
     return isinstance(block, str) and bool(block)
 
 
 def _plain_text(part: Any) -> bool:
-    return isinstance(part, Mapping) and isinstance(part.get("text"), str) and set(part) <= PLAIN_TEXT_KEYS
+    return isinstance(part, dict) and isinstance(part.get("text"), str) and set(part) <= PLAIN_TEXT_KEYS
 
 
 def _thought(part: Any) -> bool:
-    return isinstance(part, Mapping) and part.get("thought") is True
+    return isinstance(part, dict) and part.get("thought") is True

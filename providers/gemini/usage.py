@@ -6,7 +6,6 @@ both are added back; ``promptTokenCount`` already includes cached content, which
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from conformance.types import Usage
@@ -14,7 +13,7 @@ from conformance.usage import add, count
 
 
 def normalize_usage(raw: Any) -> Usage | None:
-    if not isinstance(raw, Mapping):
+    if not isinstance(raw, dict):
         return None
     thoughts = count(raw, "thoughtsTokenCount")
     return Usage(

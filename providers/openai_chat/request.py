@@ -75,7 +75,7 @@ def read_request(request: Mapping[str, Any]) -> RequestParts:
     history = messages[1:]
     results: list[tuple[str | None, str | None]] = []
     for message in history:
-        if not isinstance(message, Mapping):
+        if not isinstance(message, dict):
             continue
         if message.get("role") == "tool":
             results.append((message.get("tool_call_id"), None))

@@ -40,7 +40,7 @@ REPLAYED_MESSAGE_KEYS = ("role", "content", "refusal", "tool_calls", "function_c
 
 
 def classify_body(body: Any) -> ModelResponse:
-    if not isinstance(body, Mapping):
+    if not isinstance(body, dict):
         return Unsupported(raw=f"body={type(body).__name__}", raw_type=f"body of type {type(body).__name__}")
     common: dict[str, Any] = {
         "response_id": _string(body.get("id")),
@@ -48,11 +48,11 @@ def classify_body(body: Any) -> ModelResponse:
         "usage": normalize_usage(body.get("usage")),
     }
     choices = body.get("choices")
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         return Unsupported(raw="choices", raw_type="a body without choices[0]", **common)
     choice = choices[0]
     message = choice.get("message")
-    if not isinstance(message, Mapping):
+    if not isinstance(message, dict):
         return Unsupported(raw="choices[0].message", raw_type="a choice without a message", **common)
     common["output_items"] = ({key: message[key] for key in REPLAYED_MESSAGE_KEYS if key in message},)
     finish = choice.get("finish_reason")
@@ -82,7 +82,7 @@ def _answer(message: Mapping[str, Any], raw: str, text: str | None, common: dict
     if tool_calls is not None and not isinstance(tool_calls, list):
         return Unsupported(raw=raw, raw_type="message.tool_calls is not a list", **common)
     for index, entry in enumerate(tool_calls or []):
-        entry_type = entry.get("type") if isinstance(entry, Mapping) else None
+        entry_type = entry.get("type") if isinstance(entry, dict) else None
         if entry_type == "function" and isinstance(entry.get("function"), Mapping):
             function = entry["function"]
             calls.append(call_from_json_string(entry.get("id"), function.get("name"), function.get("arguments")))
@@ -92,7 +92,7 @@ def _answer(message: Mapping[str, Any], raw: str, text: str | None, common: dict
         else:
             return Unsupported(raw=raw, raw_type=f"tool_calls[{index}].type={entry_type}", **common)
     legacy = message.get("function_call")
-    if not calls and isinstance(legacy, Mapping):
+    if not calls and isinstance(legacy, dict):
         # The legacy shape carries no id; one is made up and flagged (wire-formats §8).
         legacy_call = call_from_json_string("function_call-0", legacy.get("name"), legacy.get("arguments"))
         calls.append(

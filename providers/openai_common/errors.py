@@ -29,8 +29,8 @@ CONTEXT_WINDOW_PHRASES = ("maximum context length", "context_length_exceeded")
 
 
 def classify_error(status: int, body: Any, headers: Mapping[str, str]) -> ModelResponse:
-    error = body.get("error") if isinstance(body, Mapping) else None
-    error = error if isinstance(error, Mapping) else {}
+    error = body.get("error") if isinstance(body, dict) else None
+    error = error if isinstance(error, dict) else {}
     code = _string(error.get("code"))
     error_type = _string(error.get("type"))
     message = _string(error.get("message")) or (body.strip()[:500] if isinstance(body, str) else None)
@@ -56,7 +56,7 @@ def classify_stream_error(error: Any) -> ModelResponse:
 
     Its code decides when the code is known; a stream error that names nothing is retryable.
     """
-    error = error if isinstance(error, Mapping) else {}
+    error = error if isinstance(error, dict) else {}
     code = _string(error.get("code")) or _string(error.get("type"))
     message = _string(error.get("message"))
     raw = f"stream error={code}" if code else "stream error"

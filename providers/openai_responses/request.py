@@ -81,7 +81,7 @@ def read_request(request: Mapping[str, Any]) -> RequestParts:
         results=[
             (item.get("call_id"), None)
             for item in history
-            if isinstance(item, Mapping) and item.get("type") == "function_call_output"
+            if isinstance(item, dict) and item.get("type") == "function_call_output"
         ],
     )
 

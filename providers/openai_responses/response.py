@@ -90,7 +90,7 @@ CLIENT_BUILTIN_ITEMS = frozenset(
 
 
 def classify_body(body: Any) -> ModelResponse:
-    if not isinstance(body, Mapping):
+    if not isinstance(body, dict):
         return Unsupported(raw=f"body={type(body).__name__}", raw_type=f"body of type {type(body).__name__}")
     common: dict[str, Any] = {
         "response_id": _string(body.get("id")),
@@ -149,9 +149,9 @@ class _Scan:
 def _scan_items(items: tuple[Any, ...]) -> _Scan:
     scan = _Scan()
     for index, item in enumerate(items):
-        item_type = item.get("type") if isinstance(item, Mapping) else None
+        item_type = item.get("type") if isinstance(item, dict) else None
         where = f"output[{index}].type={item_type}"
-        if not isinstance(item, Mapping) or not isinstance(item_type, str):
+        if not isinstance(item, dict) or not isinstance(item_type, str):
             scan.mark_unknown(f"output[{index}] without a type", f"output[{index}]")
         elif item_type == "message":
             _scan_message(item, index, scan)
@@ -173,7 +173,7 @@ def _scan_message(item: Mapping[str, Any], index: int, scan: _Scan) -> None:
         scan.mark_unknown("message without a content list", f"output[{index}].content")
         return
     for part_index, part in enumerate(content):
-        part_type = part.get("type") if isinstance(part, Mapping) else None
+        part_type = part.get("type") if isinstance(part, dict) else None
         where = f"output[{index}].content[{part_index}].type={part_type}"
         if part_type == "output_text" and isinstance(part.get("text"), str):
             scan.texts.append(part["text"])
@@ -186,7 +186,7 @@ def _scan_message(item: Mapping[str, Any], index: int, scan: _Scan) -> None:
 
 
 def _incomplete(details: Any, text: str | None, common: dict[str, Any]) -> ModelResponse:
-    reason = details.get("reason") if isinstance(details, Mapping) else None
+    reason = details.get("reason") if isinstance(details, dict) else None
     raw = f"status=incomplete/{reason}"
     mapped = INCOMPLETE_REASONS.get(reason) if isinstance(reason, str) else None
     if mapped is None:
@@ -198,8 +198,8 @@ def _incomplete(details: Any, text: str | None, common: dict[str, Any]) -> Model
 
 
 def _failed(error: Any, common: dict[str, Any]) -> ModelResponse:
-    code = error.get("code") if isinstance(error, Mapping) else None
-    message = _string(error.get("message")) if isinstance(error, Mapping) else None
+    code = error.get("code") if isinstance(error, dict) else None
+    message = _string(error.get("message")) if isinstance(error, dict) else None
     raw = f"status=failed/{code}"
     mapped = FAILED_CODES.get(code) if isinstance(code, str) else None
     if code is None:
@@ -209,8 +209,8 @@ def _failed(error: Any, common: dict[str, Any]) -> ModelResponse:
         return Unsupported(raw=raw, raw_type=f"error.code={code}", **common)
     kind, reason = mapped
     details = {}
-    misalignment = error.get("misalignment") if isinstance(error, Mapping) else None
-    if isinstance(misalignment, Mapping) and isinstance(misalignment.get("error_type"), str):
+    misalignment = error.get("misalignment") if isinstance(error, dict) else None
+    if isinstance(misalignment, dict) and isinstance(misalignment.get("error_type"), str):
         details["misalignment_error_type"] = misalignment["error_type"]
     if kind == "retryable_error":
         return RetryableError(raw=raw, reason=reason, message=message, provider_details=details, **common)

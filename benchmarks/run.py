@@ -1,0 +1,247 @@
+"""The suite's cost, measured side by side with its alternatives, in one run (medians of several repetitions).
+
+Run: ``.venv/bin/python benchmarks/run.py [--quick]``. Prints a table of ratios and writes it to
+``reports/benchmark.json``. Not a test: the figures depend on the machine. ``--quick`` uses fewer
+repetitions and only the 1,000-item task set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import yaml  # noqa: E402
+from deepdiff import DeepDiff  # noqa: E402
+
+from conformance.cases import load_cases  # noqa: E402
+from conformance.classify import classify_response  # noqa: E402
+from conformance.diff import compare  # noqa: E402
+from conformance.registry import builtin_adapters  # noqa: E402
+from conformance.report import build_report  # noqa: E402
+from conformance.runner import modes_for, run_all  # noqa: E402
+from conformance.schemas import validator  # noqa: E402
+
+CASES = ROOT / "cases"
+
+
+def median(work: Callable[[], object], repeats: int) -> float:
+    timings = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        work()
+        timings.append(time.perf_counter() - start)
+    return statistics.median(timings)
+
+
+def items_per_copy() -> int:
+    adapters = builtin_adapters()
+    return sum(len(modes_for(case, provider, adapters[provider]))
+               for case in load_cases([CASES]) for provider in case.providers if provider in adapters)
+
+
+def synthetic_cases(folder: Path, items: int) -> int:
+    """Copies of the bundled cases, renamed, until they hold at least ``items`` case × provider × mode items."""
+    per_copy = items_per_copy()
+    copies = -(-items // per_copy)
+    target = folder / "cases"
+    target.mkdir(parents=True)
+    shutil.copy(CASES / "world.yaml", target / "world.yaml")
+    for copy in range(copies):
+        for case_file in sorted(CASES.glob("*/case.yaml")):
+            name = f"{case_file.parent.name}_{copy:03d}"
+            shutil.copytree(case_file.parent, target / name)
+            text = (target / name / "case.yaml").read_text(encoding="utf-8")
+            (target / name / "case.yaml").write_text(
+                text.replace(f"id: {case_file.parent.name}\n", f"id: {name}\n", 1), encoding="utf-8")
+    return copies * per_copy
+
+
+def pytest_seconds(arguments: list[str], cwd: Path) -> float:
+    start = time.perf_counter()
+    completed = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *arguments],
+                               cwd=cwd, capture_output=True, text=True, check=False)
+    elapsed = time.perf_counter() - start
+    if completed.returncode != 0:
+        raise SystemExit(f"pytest failed: {completed.stdout[-2000:]}{completed.stderr[-2000:]}")
+    return elapsed
+
+
+def suite_overhead(items: int, repeats: int, results: dict[str, Any]) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        work = Path(folder)
+        actual = synthetic_cases(work, items)
+        bare = work / "bare"
+        bare.mkdir()
+        (bare / "test_bare.py").write_text(
+            f"import pytest\n\n\n@pytest.mark.parametrize('item', range({actual}))\n"
+            "def test_item(item):\n    assert item >= 0\n")
+        ours = statistics.median(pytest_seconds(["-p", "conformance.pytest_plugin", "cases",
+                                                 f"--conformance-report={work / 'report'}"], work)
+                                 for _ in range(repeats))
+        baseline = statistics.median(pytest_seconds(["bare"], work) for _ in range(repeats))
+        results[f"suite_overhead_{items}"] = {"items": actual, "ours_s": ours, "bare_s": baseline,
+                                              "ratio": ours / baseline, "goal": "<= 2.0"}
+        if items >= 5000:
+            parallel = statistics.median(pytest_seconds(["-p", "conformance.pytest_plugin", "cases", "-n", "2",
+                                                         f"--conformance-report={work / 'report-n2'}"], work)
+                                         for _ in range(repeats))
+            identical = (work / "report/report.json").read_bytes() == (work / "report-n2/report.json").read_bytes()
+            results["xdist_5000"] = {"items": actual, "serial_s": ours, "n2_s": parallel,
+                                     "speedup": ours / parallel, "reports_identical": identical}
+
+
+def bodies(provider: str) -> list[bytes]:
+    found = []
+    for case in load_cases([CASES]):
+        fixtures = case.providers.get(provider)
+        kinds = case.expectation_for(provider).turns or ()
+        for index, turn in enumerate(fixtures.turns if fixtures else ()):
+            if turn.status < 400 and turn.has_body and not (index < len(kinds) and kinds[index] == "unsupported"):
+                found.append(json.dumps(turn.body).encode())
+    for path in sorted((ROOT / "tests/fixtures" / provider).glob("body-*.json")):
+        found.append(path.read_bytes())
+    return found
+
+
+def sdk_parsers() -> dict[str, Callable[[Any], object]]:
+    from anthropic.types import Message
+    from google.genai.types import GenerateContentResponse
+    from openai.types.chat import ChatCompletion
+    from openai.types.responses import Response
+
+    return {"openai-responses": Response.model_validate, "openai-chat": ChatCompletion.model_validate,
+            "anthropic-messages": Message.model_validate, "gemini": GenerateContentResponse.model_validate}
+
+
+def classification(repeats: int, results: dict[str, Any]) -> None:
+    import warnings
+
+    warnings.simplefilter("ignore")  # google-genai warns on open enum values
+    adapters = builtin_adapters()
+    for provider, parse in sdk_parsers().items():
+        data = bodies(provider)
+        rounds = max(1, 2000 // len(data))
+
+        def ours(adapter: Any = adapters[provider], data: list[bytes] = data, rounds: int = rounds) -> None:
+            for _ in range(rounds):
+                for raw in data:
+                    classify_response(adapter, 200, {}, json.loads(raw))
+
+        def sdk(parse: Callable[[Any], object] = parse, data: list[bytes] = data, rounds: int = rounds) -> None:
+            for _ in range(rounds):
+                for raw in data:
+                    parse(json.loads(raw))
+
+        mine, theirs = median(ours, repeats), median(sdk, repeats)
+        results[f"classify_{provider}"] = {"bodies": len(data) * rounds, "ours_s": mine, "sdk_s": theirs,
+                                           "ratio": theirs / mine, "goal": ">= 8"}
+
+
+def case_loading(repeats: int, results: dict[str, Any]) -> None:
+    import jsonschema
+
+    texts = [path.read_text(encoding="utf-8") for path in sorted(CASES.glob("*/case.yaml"))]
+    c_loader = getattr(yaml, "CSafeLoader", None)
+    fast = median(lambda: [yaml.load(text, Loader=c_loader) for text in texts], repeats) if c_loader else None
+    slow = median(lambda: [yaml.load(text, Loader=yaml.SafeLoader) for text in texts], repeats)
+    documents = [yaml.load(text, Loader=yaml.SafeLoader) for text in texts]
+    compiled = validator("case.schema.json")
+    schema = compiled.schema
+    once = median(lambda: [list(compiled.iter_errors(document)) for document in documents], repeats)
+    each = median(lambda: [jsonschema.validate(document, schema) for document in documents], repeats)
+    results["yaml_load"] = {"files": len(texts), "libyaml_s": fast, "pure_python_s": slow,
+                            "ratio": slow / fast if fast else None}
+    results["schema_validation"] = {"documents": len(documents), "compiled_once_s": once,
+                                    "validate_each_call_s": each, "ratio": each / once}
+
+
+def report_diff(repeats: int, results: dict[str, Any]) -> None:
+    adapters = builtin_adapters()
+    rows = run_all(load_cases([CASES]), adapters)
+    grown = []
+    copy = 0
+    while len(grown) < 2000:
+        for row in rows:
+            if len(grown) < 2000:
+                grown.append({**json.loads(json.dumps(row)), "case": f"{row['case']}_{copy:03d}"})
+        copy += 1
+    old = build_report(grown, list(adapters))
+    new = json.loads(json.dumps(old))
+    changed_keys = set()
+    for index in range(0, 2000, 100):  # 20 changed rows
+        row = new["results"][index]
+        row["usage"]["output_tokens"] = (row["usage"]["output_tokens"] or 0) + 1
+        changed_keys.add((row["case"], row["provider"], row["mode"]))
+    old_rows = {(row["case"], row["provider"], row["mode"]): row for row in old["results"]}
+    new_rows = {(row["case"], row["provider"], row["mode"]): row for row in new["results"]}
+    keyed = median(lambda: compare(old_rows, new_rows), repeats)
+    whole = median(lambda: DeepDiff(old, new), max(1, repeats // 2))
+    ours = {change.key for change in compare(old_rows, new_rows)}
+    theirs = set()
+    for path in DeepDiff(old, new).affected_paths:
+        index = int(path.split("['results'][", 1)[1].split("]", 1)[0])
+        row = old["results"][index]
+        theirs.add((row["case"], row["provider"], row["mode"]))
+    results["report_diff"] = {"rows": 2000, "changed": len(changed_keys), "keyed_s": keyed, "deepdiff_s": whole,
+                              "ratio": whole / keyed, "same_findings": ours == theirs == changed_keys, "goal": ">= 20"}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions, 1,000 items only")
+    arguments = parser.parse_args()
+    repeats = 3 if arguments.quick else 5
+    results: dict[str, Any] = {}
+    case_loading(repeats * 4, results)
+    classification(repeats, results)
+    report_diff(repeats, results)
+    for items in ((1000,) if arguments.quick else (1000, 5000)):
+        suite_overhead(items, 3 if items < 5000 else 2, results)
+    machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    print(f"machine: {machine}\n")
+    print(f"{'measure':<34}{'ours':>12}{'alternative':>14}{'ratio':>10}  goal / note")
+    rows = [
+        ("YAML load (libyaml vs pure Python)", "yaml_load", "libyaml_s", "pure_python_s", "ratio", ""),
+        ("schema: compiled once vs per call", "schema_validation", "compiled_once_s", "validate_each_call_s", "ratio",
+         ""),
+    ]
+    rows += [(f"classify vs SDK: {provider}", f"classify_{provider}", "ours_s", "sdk_s", "ratio", ">= 8x")
+             for provider in sdk_parsers()]
+    rows += [("report diff vs whole DeepDiff", "report_diff", "keyed_s", "deepdiff_s", "ratio", ">= 20x")]
+    for items in (1000, 5000):
+        rows.append((f"pytest, {items:,} items vs bare", f"suite_overhead_{items}", "ours_s", "bare_s", "ratio",
+                     "<= 2x (ratio = ours/bare)"))
+    rows.append(("pytest -n 2 vs serial (5,000)", "xdist_5000", "n2_s", "serial_s", "speedup", "speedup"))
+    for title, key, ours, other, ratio, goal in rows:
+        if key not in results:
+            continue
+        entry = results[key]
+        note = goal
+        if key == "report_diff":
+            note += f", same findings: {entry['same_findings']}"
+        if key == "xdist_5000":
+            note += f", reports identical: {entry['reports_identical']}"
+        print(f"{title:<34}{entry[ours]:>11.3f}s{entry[other]:>13.3f}s{entry[ratio]:>9.1f}x  {note}")
+    out = ROOT / "reports" / "benchmark.json"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps({"machine": machine, "results": results}, indent=2) + "\n")
+    print(f"\nwrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
