@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -196,11 +198,12 @@ def _load_case(path: Path, root: Path, world: World | None, problems: list[Probl
                 "add it to task.tools or force an offered tool")
 
     providers: dict[str, ProviderFixtures] = {}
+    resolved_root = root.resolve()
     for provider, spec in document["providers"].items():
         turns = []
         for index, turn in enumerate(spec["turns"]):
             pointer = f"/providers/{provider}/turns/{index}"
-            recorded = _load_turn(turn, path, root, pointer, problem, max_file_bytes)
+            recorded = _load_turn(turn, path, resolved_root, pointer, problem, max_file_bytes)
             if recorded is not None:
                 turns.append(recorded)
         override = spec.get("expect")
@@ -257,6 +260,13 @@ def _expectation(document: Mapping[str, Any]) -> Expectation:
 
 def _load_turn(turn: Mapping[str, Any], case_path: Path, root: Path, pointer: str, problem: Any,
                max_file_bytes: int) -> RecordedTurn | None:
+    """One recorded turn; ``root`` is the resolved cases folder."""
+    sources = sum(key in turn for key in ("body", "inline", "text"))
+    if sources > 1 or (sources == 0 and "stream" not in turn):
+        # Checked here rather than in the schema: schema branches cost a large share of each case's load.
+        problem(pointer, "a turn holds exactly one of body, inline or text, and/or a stream",
+                "keep one body source (plus `stream:` if the turn was also recorded as a stream)")
+        return None
     status = turn.get("status", 200)
     headers = lower_headers(turn.get("headers"))
     stream: Path | None = None
@@ -295,33 +305,32 @@ def _fixture_path(relative: str, case_path: Path, root: Path, pointer: str, prob
                   max_file_bytes: int) -> Path | None:
     """The fixture file ``relative`` names, checked to exist, stay inside the cases folder and fit the limit."""
     target = case_path.parent / relative
-    if Path(relative).is_absolute() or not _inside(target, root.resolve()):
+    resolved = target.resolve()  # follows symlinks: a link out of the folder is caught here
+    if os.path.isabs(relative) or not resolved.is_relative_to(root):
         problem(pointer, f"fixture path '{relative}' leaves the cases folder",
                 "keep fixtures inside the cases folder, next to the case file")
         return None
-    if not target.is_file():
+    try:
+        info = os.stat(resolved)
+    except OSError:
+        info = None
+    if info is None or not stat.S_ISREG(info.st_mode):
         folder = target.parent
         existing = sorted(p.name for p in folder.iterdir() if p.is_file()) if folder.is_dir() else []
         listing = ", ".join(existing) if existing else f"no files in {shown_path(folder)}"
         problem(pointer, f"fixture file '{relative}' not found (existing: {listing})",
                 "fix the path or add the fixture")
         return None
-    size = target.stat().st_size
+    size = info.st_size
     if size > max_file_bytes:
         problem(pointer, f"fixture '{relative}' is {size} bytes, over the {max_file_bytes}-byte limit",
                 "trim the fixture, or raise the limit with --max-file-bytes")
         return None
-    return target
+    return resolved
 
 
 def _report_path(path: Path, root: Path) -> str:
-    """A fixture path as reports show it: from the cases folder's name down, the same from any working directory."""
-    return path.resolve().relative_to(root.resolve().parent).as_posix()
+    """A fixture path as reports show it: from the cases folder's name down, the same from any working directory.
 
-
-def _inside(path: Path, root: Path) -> bool:
-    try:
-        path.resolve().relative_to(root)
-    except (ValueError, OSError):
-        return False
-    return True
+    Both paths are already resolved."""
+    return path.relative_to(root.parent).as_posix()

@@ -38,6 +38,13 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_ROWS_KEY] = []
 
 
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Fixture folders beside a case file hold recordings, not tests: do not walk them file by file."""
+    if collection_path.is_dir() and (collection_path.parent / CASE_FILE).is_file():
+        return True
+    return None
+
+
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     if file_path.name == CASE_FILE:
         return CaseFile.from_parent(parent, path=file_path)

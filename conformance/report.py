@@ -81,8 +81,12 @@ def render_markdown(report: dict[str, Any]) -> str:
         lines.append("| case | expected | " + " | ".join(providers) + " |")
         lines.append("|---|---|" + "---|" * len(providers))
         by_key = {(row["case"], row["provider"]): row for row in rows if row["mode"] == mode}
-        for case in sorted({row["case"] for row in rows if row["mode"] == mode}):
-            any_row = next(row for (name, _), row in by_key.items() if name == case)
+        first_row: dict[str, dict[str, Any]] = {}
+        for row in rows:
+            if row["mode"] == mode:
+                first_row.setdefault(row["case"], row)
+        for case in sorted(first_row):
+            any_row = first_row[case]
             cells = [_cell(by_key[(case, provider)]) if (case, provider) in by_key else "—" for provider in providers]
             lines.append(f"| {case} | {any_row['expected']['outcome']} | " + " | ".join(cells) + " |")
         lines.append("")

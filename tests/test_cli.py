@@ -223,3 +223,13 @@ def test_run_appends_the_markdown_report_to_the_github_step_summary(tmp_path: Pa
     text = summary.read_text()
     assert text.startswith("earlier step\n# Conformance report")
     assert "## Normalized usage per provider" in text
+
+
+def test_validate_refuses_a_turn_with_two_body_sources(tmp_path: Path) -> None:
+    cases = copy_cases(tmp_path)
+    path = cases / "refusal/case.yaml"
+    path.write_text(path.read_text().replace("- body: openai-chat/turn1.json", "- body: openai-chat/turn1.json\n"
+                                             "        text: also a body", 1))
+    completed = run_cli("validate", "--cases", str(cases))
+    assert completed.returncode == 2
+    assert "a turn holds exactly one of body, inline or text" in completed.stderr
