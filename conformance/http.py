@@ -7,6 +7,9 @@ defaults only decide what a vendor leaves unsaid.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
+
+from conformance.types import FatalError, ModelResponse, RetryableError
 
 # (retryable?, reason) by HTTP status; the common SDK retry rule is 408, 409, 429 and >= 500.
 STATUS_DEFAULTS: dict[int, tuple[bool, str]] = {
@@ -35,6 +38,17 @@ def default_error(status: int) -> tuple[bool, str]:
     if status >= 500:
         return True, "server_error"
     return False, "invalid_request"
+
+
+def error_kind(retryable: bool, *, raw: str, reason: str, http_status: int | None = None,
+               retry_after_s: float | None = None, message: str | None = None,
+               provider_details: Mapping[str, Any] | None = None) -> ModelResponse:
+    """An error as the contract kind its retryability decides (the retry delay only matters if retryable)."""
+    details = dict(provider_details or {})
+    if retryable:
+        return RetryableError(raw=raw, reason=reason, http_status=http_status, retry_after_s=retry_after_s,
+                              message=message, provider_details=details)
+    return FatalError(raw=raw, reason=reason, http_status=http_status, message=message, provider_details=details)
 
 
 def parse_retry_after(headers: Mapping[str, str]) -> float | None:

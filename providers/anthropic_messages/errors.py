@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from conformance.http import default_error, parse_retry_after
-from conformance.types import FatalError, ModelResponse, RetryableError
+from conformance.http import default_error, error_kind, parse_retry_after
+from conformance.types import ModelResponse
 
 # error.type → (retryable?, reason) (wire-formats §3e). 529 overloaded_error is retryable; 402
 # billing_error is a quota problem that no retry fixes.
@@ -51,10 +51,8 @@ def classify_error(status: int, body: Any, headers: Mapping[str, str]) -> ModelR
     if status in (400, 413) and message and any(phrase in message.lower() for phrase in CONTEXT_WINDOW_PHRASES):
         retryable, reason = False, "context_window"
     provider_details = {"error_code": error_code} if error_code else {}
-    if retryable:
-        return RetryableError(raw=raw, reason=reason, http_status=status, retry_after_s=parse_retry_after(headers),
-                              message=message, provider_details=provider_details)
-    return FatalError(raw=raw, reason=reason, http_status=status, message=message, provider_details=provider_details)
+    return error_kind(retryable, raw=raw, reason=reason, http_status=status, retry_after_s=parse_retry_after(headers),
+                      message=message, provider_details=provider_details)
 
 
 def classify_stream_error(event: Any) -> ModelResponse:
@@ -72,6 +70,4 @@ def classify_stream_error(event: Any) -> ModelResponse:
     if error_code in QUOTA_ERROR_CODES:
         retryable, reason = False, "quota"
     provider_details = {"error_code": error_code} if error_code else {}
-    if retryable:
-        return RetryableError(raw=raw, reason=reason, message=message, provider_details=provider_details)
-    return FatalError(raw=raw, reason=reason, message=message, provider_details=provider_details)
+    return error_kind(retryable, raw=raw, reason=reason, message=message, provider_details=provider_details)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from conformance.http import default_error, lower_headers, parse_retry_after
-from conformance.types import FatalError, ModelResponse, RetryableError
+from conformance.http import default_error, error_kind, lower_headers, parse_retry_after
+from conformance.types import ModelResponse
 
 # Exception name (service model error shapes of bedrock-runtime) → (retryable?, reason).
 ERROR_TYPES: dict[str, tuple[bool, str]] = {
@@ -50,17 +50,9 @@ def classify_error(status: int, body: Any, headers: Mapping[str, str]) -> ModelR
     if (error_type == "ValidationException" or error_type is None and status == 400) and _overflows(message):
         retryable, reason = False, "context_window"
     details = {key: body[key] for key in MODEL_ERROR_FIELDS if key in body} if isinstance(body, dict) else {}
-    if retryable:
-        return RetryableError(
-            raw=raw,
-            reason=reason,
-            http_status=status,
-            # Bedrock documents no retry-after header; one set by a proxy in front of it is still honoured.
-            retry_after_s=parse_retry_after(headers),
-            message=message,
-            provider_details=details,
-        )
-    return FatalError(raw=raw, reason=reason, http_status=status, message=message, provider_details=details)
+    # Bedrock documents no retry-after header; one set by a proxy in front of it is still honoured.
+    return error_kind(retryable, raw=raw, reason=reason, http_status=status, retry_after_s=parse_retry_after(headers),
+                      message=message, provider_details=details)
 
 
 def classify_stream_error(event_name: str, payload: Any) -> ModelResponse:
@@ -77,9 +69,7 @@ def classify_stream_error(event_name: str, payload: Any) -> ModelResponse:
     details = {key: payload[key] for key in STREAM_ERROR_FIELDS if key in payload}
     raw = f"stream exception={error_type}"
     # The HTTP status was 200: the status the shape models for the exception was never sent.
-    if retryable:
-        return RetryableError(raw=raw, reason=reason, message=message, provider_details=details)
-    return FatalError(raw=raw, reason=reason, message=message, provider_details=details)
+    return error_kind(retryable, raw=raw, reason=reason, message=message, provider_details=details)
 
 
 def _error_type(headers: Mapping[str, str], body: Any) -> str | None:

@@ -9,8 +9,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from conformance.http import default_error, parse_duration, parse_retry_after
-from conformance.types import FatalError, ModelResponse, RetryableError
+from conformance.http import default_error, error_kind, parse_duration, parse_retry_after
+from conformance.types import ModelResponse, RetryableError
 
 # error.status (google.rpc.Code name) → (retryable?, reason); wire-formats §4e, §9. Statuses not named
 # here (FAILED_PRECONDITION, CANCELLED, ...) fall back to the HTTP status defaults.
@@ -57,16 +57,9 @@ def classify_error(status: int, body: Any, headers: Mapping[str, str]) -> ModelR
     raw = f"http={status}/{rpc_status}" if rpc_status else f"http={status}"
 
     retryable, reason = _decide(status, rpc_status, message, details)
-    if retryable:
-        retry_after = _retry_delay(details)
-        return RetryableError(
-            raw=raw,
-            reason=reason,
-            http_status=status,
-            retry_after_s=retry_after if retry_after is not None else parse_retry_after(headers),
-            message=message,
-        )
-    return FatalError(raw=raw, reason=reason, http_status=status, message=message)
+    retry_after = _retry_delay(details)
+    return error_kind(retryable, raw=raw, reason=reason, http_status=status, message=message,
+                      retry_after_s=retry_after if retry_after is not None else parse_retry_after(headers))
 
 
 def classify_stream_error(frame: Any) -> ModelResponse:
@@ -85,9 +78,7 @@ def classify_stream_error(frame: Any) -> ModelResponse:
     if code is None and rpc_status not in RPC_STATUSES:
         return RetryableError(raw=raw, reason="server_error", message=message)
     retryable, reason = _decide(code or 0, rpc_status, message, details)
-    if retryable:
-        return RetryableError(raw=raw, reason=reason, retry_after_s=_retry_delay(details), message=message)
-    return FatalError(raw=raw, reason=reason, message=message)
+    return error_kind(retryable, raw=raw, reason=reason, retry_after_s=_retry_delay(details), message=message)
 
 
 def _unwrap(body: Any) -> Mapping[str, Any]:

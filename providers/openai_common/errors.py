@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from conformance.http import default_error, parse_retry_after
-from conformance.types import FatalError, ModelResponse, Refusal, RetryableError
+from conformance.http import default_error, error_kind, parse_retry_after
+from conformance.types import ModelResponse, Refusal
 
 # error.code / error.type → (retryable?, reason). A 429 with insufficient_quota is billing, not a rate
 # limit (langchain-ai/langchainjs#1929); context_length_exceeded is a 400 (wire-formats §1e).
@@ -40,15 +40,8 @@ def classify_error(status: int, body: Any, headers: Mapping[str, str]) -> ModelR
     if code in FILTER_CODES or error_type in FILTER_CODES:
         return Refusal(raw=raw, source="filter", text=message)
     retryable, reason = _decide(status, code, error_type, message, headers)
-    if retryable:
-        return RetryableError(
-            raw=raw,
-            reason=reason,
-            http_status=status,
-            retry_after_s=parse_retry_after(headers),
-            message=message,
-        )
-    return FatalError(raw=raw, reason=reason, http_status=status, message=message)
+    return error_kind(retryable, raw=raw, reason=reason, http_status=status, retry_after_s=parse_retry_after(headers),
+                      message=message)
 
 
 def classify_stream_error(error: Any) -> ModelResponse:
@@ -63,9 +56,7 @@ def classify_stream_error(error: Any) -> ModelResponse:
     if code in FILTER_CODES:
         return Refusal(raw=raw, source="filter", text=message)
     retryable, reason = ERROR_CODES.get(code or "", (True, "server_error"))
-    if retryable:
-        return RetryableError(raw=raw, reason=reason, message=message)
-    return FatalError(raw=raw, reason=reason, message=message)
+    return error_kind(retryable, raw=raw, reason=reason, message=message)
 
 
 def _decide(
