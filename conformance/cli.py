@@ -94,6 +94,10 @@ def _run(arguments: argparse.Namespace) -> int:
     adapters = select_adapters(arguments.provider, arguments.adapter)
     cases = load_cases(arguments.cases or [BUNDLED_CASES], max_file_bytes=arguments.max_file_bytes)
     rows = run_all(cases, adapters)
+    if not rows:
+        raise InputError([Problem("--provider", None,
+                                  f"no case has fixtures for {', '.join(sorted(adapters))}: nothing ran",
+                                  "record fixtures under providers.<id> in the cases, or pick a provider they have")])
     report = build_report(rows, list(adapters))
     written = write_reports(report, arguments.report_dir)
     markdown = render_markdown(report)
@@ -128,8 +132,11 @@ def _inspect(arguments: argparse.Namespace) -> int:
             body = json.loads(data.decode("utf-8"))
         except (UnicodeDecodeError, ValueError) as error:
             is_json = False
+            if arguments.status >= 400:
+                # An error page need not be JSON (a proxy's HTML, an empty body): classify it by status.
+                body = data.decode("utf-8", errors="replace") or None
             # A file that is not one JSON document may be a stream transcript; only then is it readable.
-            if adapter.assemble_stream is None or arguments.status >= 400 or not _looks_like_stream(data):
+            elif adapter.assemble_stream is None or not _looks_like_stream(data):
                 line = getattr(error, "lineno", None)
                 message = getattr(error, "msg", error)
                 reason = "not UTF-8" if isinstance(error, UnicodeDecodeError) else f"not JSON: {message}"

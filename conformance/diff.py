@@ -76,7 +76,7 @@ def compare(old: dict[Key, dict[str, Any]], new: dict[Key, dict[str, Any]]) -> l
 
 
 # Where a fixture lives is not a classification: a renamed cases folder must not read as a change.
-IGNORED_TURN_KEYS = frozenset({"source"})
+IGNORED_TURN_KEYS = frozenset({"fixture"})
 
 
 def _comparable(row: dict[str, Any] | None) -> dict[str, Any] | None:

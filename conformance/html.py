@@ -12,7 +12,7 @@ from typing import Any
 # Fields of a row the page needs; the rest of report.json stays out of the page to keep it small.
 ROW_FIELDS = ("case", "scenario", "title", "provider", "mode", "expected", "override", "outcome", "detail",
               "passed", "failures", "turns", "correlation", "usage")
-TURN_FIELDS = ("turn", "kind", "reason", "source", "raw", "raw_type", "detail", "http_status", "calls", "text",
+TURN_FIELDS = ("turn", "fixture", "kind", "reason", "source", "raw", "raw_type", "detail", "http_status", "calls", "text",
                "usage", "raw_usage", "stream")
 
 

@@ -147,4 +147,4 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if directory and rows:
         parsed = [json.loads(row) for row in rows]
         providers = sorted({row["provider"] for row in parsed})
-        write_reports(build_report(parsed, providers), Path(directory))
+        write_reports(build_report(parsed, providers), config.rootpath / directory)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 
 from conformance.adapter import Adapter
 from conformance.errors import InputError, Problem
@@ -21,11 +23,13 @@ def load_adapter(spec: str) -> Adapter:
     module_name, _, attribute = spec.partition(":")
     if not module_name or not attribute:
         raise InputError([Problem(spec, None, "expected module:object", "e.g. --adapter myapp.adapters:ADAPTER")])
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())  # as `python -m` would: the user's adapter usually lives where they run
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:
-        raise InputError([Problem(spec, None, f"cannot import {module_name}: {error}",
-                                  "make the module importable (install it, or run from its folder)")]) from None
+        fix = "make the module importable (install it, run from its folder, or set PYTHONPATH)"
+        raise InputError([Problem(spec, None, f"cannot import {module_name}: {error}", fix)]) from None
     adapter = getattr(module, attribute, None)
     if not isinstance(adapter, Adapter):
         raise InputError([Problem(spec, None, f"{attribute} is not a conformance.adapter.Adapter",

@@ -107,12 +107,14 @@ def _raw_value_table(rows: list[dict[str, Any]], providers: list[str]) -> list[s
     lines = ["## How each vendor said it (raw value per turn)", ""]
     lines.append("| case | " + " | ".join(providers) + " |")
     lines.append("|---|" + "---|" * len(providers))
-    by_key = {(row["case"], row["provider"]): row for row in rows if row["mode"] == "body"}
+    by_key: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in sorted(rows, key=lambda row: row["mode"] != "body"):  # body rows first; stream-only cells too
+        by_key.setdefault((row["case"], row["provider"]), row)
     for case in sorted({row["case"] for row in rows}):
         cells = []
         for provider in providers:
-            row = by_key.get((case, provider))
-            cells.append(" → ".join(f"`{_escape(turn['raw'])}`" for turn in row["turns"]) if row else "—")
+            found = by_key.get((case, provider))
+            cells.append(" → ".join(f"`{_escape(turn['raw'])}`" for turn in found["turns"]) if found else "—")
         lines.append(f"| {case} | " + " | ".join(cells) + " |")
     lines.append("")
     return lines

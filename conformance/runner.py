@@ -88,7 +88,8 @@ def run_all(cases: Iterable[Case], adapters: dict[str, Adapter]) -> list[dict[st
 
 
 def _turn_record(index: int, response: ModelResponse, run: LoopRun) -> dict[str, Any]:
-    record = {"turn": index + 1, "source": run.sources[index], "http_status": run.statuses[index]}
+    # `source` belongs to the kind (a refusal's model/filter); where the recording lives is `fixture`.
+    record = {"turn": index + 1, "fixture": run.sources[index], "http_status": run.statuses[index]}
     record.update(response.to_dict())
     if record.get("http_status") is None:  # an error inside a 200 body or stream still came with a 200
         record["http_status"] = run.statuses[index]

@@ -233,3 +233,27 @@ def test_validate_refuses_a_turn_with_two_body_sources(tmp_path: Path) -> None:
     completed = run_cli("validate", "--cases", str(cases))
     assert completed.returncode == 2
     assert "a turn holds exactly one of body, inline or text" in completed.stderr
+
+
+def test_run_with_nothing_to_run_exits_2() -> None:
+    completed = run_cli("run", "--adapter", "tests.slow_adapter:ADAPTER", "--provider", "openai-chat",
+                        "--cases", str(FIXTURES.parent / "broken_cases" / "does-not-exist"))
+    assert completed.returncode == 2 and "cases folder not found" in completed.stderr
+
+
+def test_run_exits_2_when_no_case_has_fixtures_for_the_provider(tmp_path: Path) -> None:
+    adapter = tmp_path / "my_adapter.py"
+    adapter.write_text("import dataclasses\nfrom providers.openai_chat import ADAPTER as CHAT\n"
+                       "ADAPTER = dataclasses.replace(CHAT, id='myapp-chat')\n")
+    completed = run_cli("run", "--adapter", "my_adapter:ADAPTER", "--provider", "myapp-chat",
+                        "--report-dir", str(tmp_path / "r"), cwd=tmp_path)
+    assert completed.returncode == 2
+    assert "no case has fixtures for myapp-chat: nothing ran" in completed.stderr
+    assert not (tmp_path / "r").exists()
+
+
+def test_inspect_an_html_error_page_by_its_status(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    page = tmp_path / "page.html"
+    page.write_text("<html><body>502 Bad Gateway</body></html>")
+    result = inspect(capsys, "--provider", "anthropic-messages", "--status", "502", str(page))
+    assert (result["kind"], result["reason"], result["http_status"]) == ("retryable_error", "server_error", 502)

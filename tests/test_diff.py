@@ -95,7 +95,7 @@ def test_a_removed_row_is_a_regression_and_a_new_passing_row_an_improvement() ->
 def test_a_moved_fixture_is_not_a_change() -> None:
     def change(new: dict[Any, Any]) -> None:
         for turn in new[KEY]["turns"]:
-            turn["source"] = "elsewhere/" + turn["source"]
+            turn["fixture"] = "elsewhere/" + turn["fixture"]
 
     assert compare(rows(BASE), edited(change)) == []
 
@@ -136,3 +136,13 @@ def test_cli_unreadable_input_exits_2_without_a_traceback(tmp_path: Path, conten
     bad.write_bytes(content.encode("utf-8", "surrogateescape"))
     completed = run_diff(str(bad), str(bad))
     assert completed.returncode == 2 and "Traceback" not in completed.stderr and "bad.json" in completed.stderr
+
+
+def test_a_changed_refusal_source_is_a_change() -> None:
+    key = ("refusal", "openai-chat", "body")
+
+    def change(new: dict[Any, Any]) -> None:
+        new[key]["turns"][0]["source"] = "filter"
+
+    (result,) = compare(rows(BASE), edited(change))
+    assert result.key == key and "root['turns'][0]['source']" in result.paths
