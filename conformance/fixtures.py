@@ -1,0 +1,124 @@
+"""Recorded turns: the fixture files a case names, checked (inside the cases folder, present, within the size
+limit, UTF-8, JSON) and read into the status, headers and body the loop replays."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from conformance.http import lower_headers
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RecordedTurn:
+    """One recorded vendor response: status, headers and the body (JSON value or text)."""
+
+    status: int
+    headers: Mapping[str, str]
+    body: Any
+    source: str
+    """Where the body came from: a fixture path, ``inline``, or "" when the turn was recorded as a stream only."""
+    has_body: bool = True
+    """False when only a stream was recorded for this turn."""
+    stream: Path | None = None
+    """The raw stream transcript, read lazily at replay so a large one is never held whole."""
+    stream_source: str = ""
+    """The stream fixture path as shown to users."""
+    body_path: Path | None = None
+    """The body fixture file, when the body came from one."""
+
+    def replayable(self, mode: str) -> bool:
+        """Whether this turn can be replayed in ``mode``; an HTTP error fails before any body or stream."""
+        if self.status >= 400:
+            return True
+        return self.stream is not None if mode == "stream" else self.has_body
+
+
+def shown_path(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def load_turn(turn: Mapping[str, Any], case_path: Path, root: Path, pointer: str, problem: Any,
+               max_file_bytes: int) -> RecordedTurn | None:
+    """One recorded turn; ``root`` is the resolved cases folder."""
+    sources = sum(key in turn for key in ("body", "inline", "text"))
+    if sources > 1 or (sources == 0 and "stream" not in turn):
+        # Checked here rather than in the schema: schema branches cost a large share of each case's load.
+        problem(pointer, "a turn holds exactly one of body, inline or text, and/or a stream",
+                "keep one body source (plus `stream:` if the turn was also recorded as a stream)")
+        return None
+    status = turn.get("status", 200)
+    headers = lower_headers(turn.get("headers"))
+    stream: Path | None = None
+    if "stream" in turn:
+        stream = _fixture_path(turn["stream"], case_path, root, f"{pointer}/stream", problem, max_file_bytes)
+        if stream is None:
+            return None
+    extra: dict[str, Any] = {"stream": stream, "stream_source": _report_path(stream, root) if stream else ""}
+    if "inline" in turn:
+        return RecordedTurn(status=status, headers=headers, body=turn["inline"], source="inline", **extra)
+    if "text" in turn:
+        return RecordedTurn(status=status, headers=headers, body=turn["text"], source="inline", **extra)
+    if "body" not in turn:
+        return RecordedTurn(status=status, headers=headers, body=None, source="", has_body=False, **extra)
+    target = _fixture_path(turn["body"], case_path, root, f"{pointer}/body", problem, max_file_bytes)
+    if target is None:
+        return None
+    relative = turn["body"]
+    try:
+        text = target.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        problem(f"{pointer}/body", f"fixture '{relative}' is not UTF-8", "save it as UTF-8")
+        return None
+    try:
+        body = json.loads(text)
+    except ValueError as error:
+        line = getattr(error, "lineno", None)
+        problem(f"{pointer}/body", f"fixture '{relative}' is not valid JSON (line {line}: {error})",
+                "record the body exactly as received, or use `text:` for a non-JSON body")
+        return None
+    return RecordedTurn(status=status, headers=headers, body=body, source=_report_path(target, root),
+                        body_path=target, **extra)
+
+
+def _fixture_path(relative: str, case_path: Path, root: Path, pointer: str, problem: Any,
+                  max_file_bytes: int) -> Path | None:
+    """The fixture file ``relative`` names, checked to exist, stay inside the cases folder and fit the limit."""
+    target = case_path.parent / relative
+    resolved = target.resolve()  # follows symlinks: a link out of the folder is caught here
+    if os.path.isabs(relative) or not resolved.is_relative_to(root):
+        problem(pointer, f"fixture path '{relative}' leaves the cases folder",
+                "keep fixtures inside the cases folder, next to the case file")
+        return None
+    try:
+        info = os.stat(resolved)
+    except OSError:
+        info = None
+    if info is None or not stat.S_ISREG(info.st_mode):
+        folder = target.parent
+        existing = sorted(p.name for p in folder.iterdir() if p.is_file()) if folder.is_dir() else []
+        listing = ", ".join(existing) if existing else f"no files in {shown_path(folder)}"
+        problem(pointer, f"fixture file '{relative}' not found (existing: {listing})",
+                "fix the path or add the fixture")
+        return None
+    size = info.st_size
+    if size > max_file_bytes:
+        problem(pointer, f"fixture '{relative}' is {size} bytes, over the {max_file_bytes}-byte limit",
+                "trim the fixture, or raise the limit with --max-file-bytes")
+        return None
+    return resolved
+
+
+def _report_path(path: Path, root: Path) -> str:
+    """A fixture path as reports show it: from the cases folder's name down, the same from any working directory.
+
+    Both paths are already resolved."""
+    return path.relative_to(root.parent).as_posix()
