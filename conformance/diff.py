@@ -14,6 +14,7 @@ from typing import Any
 from deepdiff import DeepDiff
 
 from conformance.errors import InputError, Problem
+from conformance.report import escape_cell
 from conformance.types import USAGE_FIELDS
 
 Key = tuple[str, str, str]
@@ -161,11 +162,7 @@ def render_markdown(changes: list[RowChange], old_name: str, new_name: str) -> s
     marks = {"regression": "❌ regression", "change": "↔ change", "improvement": "✅ improvement"}
     for change in sorted(changes, key=lambda change: (order[change.label], change.key)):
         case, provider, mode = change.key
-        what = "<br>".join(_escape(note) for note in change.notes[:6]) or (
+        what = "<br>".join(escape_cell(note) for note in change.notes[:6]) or (
             f"{len(change.paths)} field(s): " + ", ".join(f"`{path}`" for path in change.paths[:4]))
         lines.append(f"| {marks[change.label]} | {case} | {provider} | {mode} | {what} |")
     return "\n".join(lines) + "\n"
-
-
-def _escape(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ").replace("<", "&lt;").replace(">", "&gt;")

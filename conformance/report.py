@@ -53,7 +53,8 @@ def _cell(row: dict[str, Any]) -> str:
     return f"{mark} {chain} ⇒ **{row['outcome']}**{note}"
 
 
-def _escape(text: str) -> str:
+def escape_cell(text: str) -> str:
+    """Text from a fixture, safe inside a Markdown table cell (no pipes, no line breaks, no markup)."""
     return text.replace("|", "\\|").replace("\n", " ").replace("<", "&lt;").replace(">", "&gt;")
 
 
@@ -73,7 +74,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         lines += ["## Failures", ""]
         for row in failed:
             lines.append(f"- **{row['case']}** [{row['provider']}, {row['mode']}]: "
-                         + "; ".join(_escape(failure) for failure in row["failures"]))
+                         + "; ".join(escape_cell(failure) for failure in row["failures"]))
         lines.append("")
     modes = sorted({row["mode"] for row in rows})
     for mode in modes:
@@ -97,7 +98,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         lines += ["## Provider differences (⚑ overrides)", ""]
         for _, row in sorted(overrides.items()):
             lines.append(f"- **{row['case']}** [{row['provider']}]: expects {row['expected']['outcome']} — "
-                         f"{_escape(row['override']['why'])}")
+                         f"{escape_cell(row['override']['why'])}")
         lines.append("")
     return "\n".join(lines)
 
@@ -114,7 +115,7 @@ def _raw_value_table(rows: list[dict[str, Any]], providers: list[str]) -> list[s
         cells = []
         for provider in providers:
             found = by_key.get((case, provider))
-            cells.append(" → ".join(f"`{_escape(turn['raw'])}`" for turn in found["turns"]) if found else "—")
+            cells.append(" → ".join(f"`{escape_cell(turn['raw'])}`" for turn in found["turns"]) if found else "—")
         lines.append(f"| {case} | " + " | ".join(cells) + " |")
     lines.append("")
     return lines
