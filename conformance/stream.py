@@ -1,7 +1,8 @@
 """What every stream assembler shares: the per-turn stream summary and the rules for broken streams.
 
 Rules, the same for every vendor (documented in docs/streaming.md):
-- no terminal event → ``retryable_error`` / ``interrupted``, usage unknown (None), partial text kept in
+- no terminal event, or a terminal event while a streamed payload was still open (a Gemini call whose
+  arguments were still arriving) → ``retryable_error`` / ``interrupted``, usage unknown (None), partial text kept in
   ``text`` but never promoted to an answer, partial tool calls never executed;
 - an event that cannot be parsed as JSON → the stream is treated as cut at that point (interrupted);
 - events after the terminal event are ignored (counted in the summary);
@@ -99,12 +100,14 @@ class StreamResult:
 
 
 def interrupted(summary: StreamSummary, text_parts: Iterable[str], *, response_id: str | None = None,
-                model: str | None = None, detail: str = "") -> StreamResult:
-    """The result of a stream that ended without its terminal event."""
+                model: str | None = None, detail: str = "", raw: str | None = None) -> StreamResult:
+    """The result of a stream that ended without its terminal event (or, with ``raw``, ended mid-payload)."""
     text = "".join(text_parts) or None
-    raw = f"stream ended after {summary.last or 'no event'} without a terminal event"
+    if raw is None:
+        raw = f"stream ended after {summary.last or 'no event'} without a terminal event"
+        raw += f" ({detail})" if detail else ""
     return StreamResult(
-        response=RetryableError(raw=raw + (f" ({detail})" if detail else ""), reason="interrupted",
+        response=RetryableError(raw=raw, reason="interrupted",
                                 response_id=response_id, model=model, usage=None, text=text),
         summary=summary,
     )

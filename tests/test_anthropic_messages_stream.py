@@ -99,6 +99,12 @@ EXPECTED = [
      "stream ended after content_block_delta without a terminal event (an event that is not JSON)",
      "Order ORD-1002", [], None),
     ("stream-error-overloaded.sse", "retryable_error", "overloaded", "stream error=overloaded_error", None, [], None),
+    # The old shape: input and cache counts only in message_start, message_delta carries output_tokens alone.
+    ("stream-usage-start-only.sse", "text", None, "stop_reason=end_turn", "Order ORD-1002 was delivered.", [],
+     _usage(44, 14, cached=768)),
+    # The live shape: message_delta repeats every count and its values win (43 in message_start, 61 here).
+    ("stream-usage-delta-replaces-start.sse", "text", None, "stop_reason=end_turn", "Order ORD-1002 was delivered.",
+     [], _usage(61, 14, cached=768)),
     ("stream-unknown-event.sse", "text", None, "stop_reason=end_turn", "Order ORD-1002 was delivered.", [],
      _usage(44, 14, cached=768)),
     ("stream-unknown-block.sse", "unsupported", "hologram", "content[0].type=hologram", None, [], _usage(100, 5)),

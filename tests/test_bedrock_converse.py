@@ -197,7 +197,6 @@ def test_unknown_blocks_are_unsupported_and_named(block: dict[str, Any], raw_typ
     "block",
     [
         {"reasoningContent": {"redactedContent": "ZW5jcnlwdGVk"}},
-        {"citationsContent": {"content": [{"text": "cited"}], "citations": []}},
         {"cachePoint": {"type": "default"}},
         {"guardContent": {"text": {"text": "guarded"}}},
         {"searchResult": {"source": "kb", "title": "Orders", "content": [{"text": "x"}]}},

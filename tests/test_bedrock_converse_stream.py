@@ -88,6 +88,10 @@ EXPECTED: dict[str, tuple[str, str | None, str, list[tuple[str, str, Any]], str 
     "stream-duplicate-events.jsonl": ("tool_calls", None, "stopReason=tool_use", [(KZ, "get_order", ORDER_1001)],
                                       "Let me look that order up.", _usage(640, 0, 0, 71, 711)),
     # messageStop arrived, metadata never did: the answer stands, its usage is unknown.
+    # The cited words arrive as text deltas of block 1, the citation beside them: one answer, as in the body.
+    "stream-citations.jsonl": ("text", None, "stopReason=end_turn", [],
+                               "Employees should consult with their manager for details.",
+                               _usage(1830, None, None, 24, 1854)),
     "stream-no-metadata.jsonl": ("text", None, "stopReason=end_turn", [], "Order ORD-1002 was delivered.", None),
     "stream-cut.jsonl": ("retryable_error", "interrupted",
                          "stream ended after contentBlockDelta without a terminal event", [], "Order ORD-1002 was",
@@ -117,6 +121,7 @@ PARITY = {
     "stream-unknown-block.jsonl": "unknown-content-block.json",
     "stream-unknown-event.jsonl": "body-text.json",
     "stream-duplicate-events.jsonl": "body-tool-call.json",
+    "stream-citations.jsonl": "body-citations.json",
 }
 
 # Events the service model deliberately does not know: (fixture, 1-based line).

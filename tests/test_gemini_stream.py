@@ -105,6 +105,13 @@ EXPECTED: dict[str, tuple[str, str | None, str, list[dict[str, Any]], str | None
                                  [], "Invoice INV-7 ", None),
     "stream-error-midstream.sse": ("retryable_error", "overloaded", "stream error=503/UNAVAILABLE", [],
                                    "Invoice INV-7 ", None),
+    # Gemini 3 streamFunctionCallArguments: 8 fragments are 3 calls; string pieces joined, typed values set.
+    "stream-streamed-function-call-arguments.sse": (
+        "tool_calls", None, "finishReason=STOP",
+        [call("lookup_order#0", "lookup_order",
+              {"order_id": "A-17", "include_items": True, "max_lines": 5, "filters": {"note": None}}),
+         call("list_open_tickets#1", "list_open_tickets", {}), call("read_theme#2", "read_theme", {})],
+        None, usage(702, 184, 886, reasoning=120)),
 }
 
 # stream fixture → the body fixture it stands for.
@@ -124,6 +131,7 @@ PARITY = {
     "stream-malformed-function-call.sse": "body-malformed-function-call.json",
     "stream-unexpected-tool-call.sse": "body-unexpected-tool-call.json",
     "stream-unknown-part.sse": "unknown-part.json",
+    "stream-streamed-function-call-arguments.sse": "body-calls-of-streamed-arguments.json",
 }
 
 # fixture → (events per type, first, last, terminal, duplicates).
@@ -154,6 +162,8 @@ SUMMARIES: dict[str, tuple[dict[str, int], str, str, bool, int]] = {
     "stream-interrupted.sse": ({"chunk:text": 2}, "chunk:text", "chunk:text", False, 0),
     "stream-cut-mid-frame.sse": ({"chunk:text": 1, "unparsable": 1}, "chunk:text", "unparsable", False, 0),
     "stream-error-midstream.sse": ({"chunk:text": 1, "error": 1}, "chunk:text", "error", True, 0),
+    "stream-streamed-function-call-arguments.sse": ({"chunk:functionCall": 8, "chunk:finish": 1},
+                                                    "chunk:functionCall", "chunk:finish", True, 0),
 }
 
 

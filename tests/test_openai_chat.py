@@ -66,13 +66,25 @@ def test_every_finish_reason_in_the_table_is_mapped(finish: str) -> None:
     assert kind == ("text" if expected == "answer" else expected)
 
 
-@pytest.mark.parametrize("finish", [None, "", "brand_new"])
-def test_missing_or_unknown_finish_reason_is_unsupported(finish: str | None) -> None:
+def test_unknown_finish_reason_is_unsupported() -> None:
     body = fixture(P, "body-text.json")
-    body["choices"][0]["finish_reason"] = finish
+    body["choices"][0]["finish_reason"] = "brand_new"
     result = classify_body(body)
     assert result.kind == "unsupported"
-    assert result.to_dict()["raw_type"] == f"finish_reason={finish}"
+    assert result.to_dict()["raw_type"] == "finish_reason=brand_new"
+
+
+@pytest.mark.parametrize("finish", [None, "", "absent"])
+@pytest.mark.parametrize(("name", "kind"), [("body-text.json", "text"), ("body-tool-call.json", "tool_calls"),
+                                            ("body-empty.json", "empty")])
+def test_missing_finish_reason_is_decided_by_the_message(finish: str | None, name: str, kind: str) -> None:
+    body = fixture(P, name)
+    if finish == "absent":
+        del body["choices"][0]["finish_reason"]
+    else:
+        body["choices"][0]["finish_reason"] = finish
+    result = classify_body(body)
+    assert (result.kind, result.raw) == (kind, "finish_reason absent")
 
 
 def test_usage_maps_prompt_and_completion_with_missing_cache_write_as_none() -> None:

@@ -65,7 +65,10 @@ def test_responses_summary_counts_events_and_marks_duplicates() -> None:
         ("stream-crlf-keepalive.sse", "text", None, "Par\u2028is."),
         ("stream-parallel-calls.sse", "tool_calls", None, None),
         ("stream-no-done.sse", "retryable_error", "interrupted", "Par\u2028is."),
-        ("stream-done-without-finish.sse", "retryable_error", "interrupted", "Par\u2028is."),
+        # [DONE] arrived: the stream is complete even though no finish_reason did; its content decides.
+        ("stream-done-without-finish.sse", "text", None, "Par\u2028is."),
+        ("stream-no-finish-reason-text.sse", "text", None, "Order ORD-1001 shipped."),
+        ("stream-no-finish-reason-tool-calls.sse", "tool_calls", None, None),
         ("stream-error-chunk.sse", "retryable_error", "server_error", None),
         ("stream-whole-calls-without-index.sse", "tool_calls", None, None),
     ],

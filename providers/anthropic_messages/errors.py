@@ -47,7 +47,8 @@ def classify_error(status: int, body: Any, headers: Mapping[str, str]) -> ModelR
     else:
         retryable, reason = default_error(status)
     if error_code in QUOTA_ERROR_CODES:
-        retryable, reason = False, "quota"
+        # The detail code overrules the 429's type, so it is the value that decided: raw names it.
+        retryable, reason, raw = False, "quota", f"{raw}/{error_code}"
     if status in (400, 413) and message and any(phrase in message.lower() for phrase in CONTEXT_WINDOW_PHRASES):
         retryable, reason = False, "context_window"
     provider_details = {"error_code": error_code} if error_code else {}
@@ -68,6 +69,6 @@ def classify_stream_error(event: Any) -> ModelResponse:
     raw = f"stream error={error_type}" if error_type else "stream error"
     retryable, reason = ERROR_TYPES.get(error_type or "", (True, "server_error"))
     if error_code in QUOTA_ERROR_CODES:
-        retryable, reason = False, "quota"
+        retryable, reason, raw = False, "quota", f"{raw}/{error_code}"
     provider_details = {"error_code": error_code} if error_code else {}
     return error_kind(retryable, raw=raw, reason=reason, message=message, provider_details=provider_details)

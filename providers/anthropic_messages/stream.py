@@ -7,6 +7,7 @@ handed to ``classify_body``, so body and stream share one set of mapping rules.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 from collections.abc import Iterable
 from typing import Any
@@ -195,7 +196,9 @@ def assemble_stream(chunks: Iterable[bytes]) -> StreamResult:
         if event_type == "error" or event.event == "error":
             # The connection closes after it, with no message_stop (wire-formats §3d).
             summary.terminal = True
-            return StreamResult(response=classify_stream_error(data), summary=summary)
+            identity = assembly.identity()
+            result = dataclasses.replace(classify_stream_error(data), response_id=identity["id"], model=identity["model"])
+            return StreamResult(response=result, summary=summary)
         if event_type == TERMINAL_EVENT:
             summary.terminal = True
             continue

@@ -37,14 +37,15 @@ STOP_REASONS: dict[str, tuple[str, str]] = {
     "malformed_model_output": ("retryable_error", "server_error"),
 }
 
-# ContentBlock members kept in the transcript but not a kind by themselves: reasoning, citations, the
-# blocks of server-executed tools, and blocks that only belong in requests.
-IGNORED_BLOCKS = frozenset(
-    {"reasoningContent", "citationsContent", "toolResult", "cachePoint", "guardContent", "searchResult"}
-)
+# ContentBlock members kept in the transcript but not a kind by themselves: reasoning, the blocks of
+# server-executed tools, and blocks that only belong in requests. `citationsContent` is not here: its
+# `content` holds answer text (the cited words), read in order with the text blocks.
+IGNORED_BLOCKS = frozenset({"reasoningContent", "toolResult", "cachePoint", "guardContent", "searchResult"})
 
-# A toolUse with this `type` was run by Bedrock itself (a system tool): not the client's to run.
-SERVER_TOOL_USE = "server_tool_use"
+# toolUse.type → who runs the call. botocore's `ToolUseType` lists only server_tool_use, but Claude and Nova
+# models on Bedrock send `tool_use` on every client call (bodies and contentBlockStart.start.toolUse); an
+# absent type is a client call too. Any other value is not guessed (docs/contract.md, "Bedrock tool calls").
+TOOL_USE_TYPES: dict[str | None, str] = {None: "client", "tool_use": "client", "server_tool_use": "server"}
 
 
 def classify_body(body: Any) -> ModelResponse:
@@ -72,6 +73,8 @@ def classify_body(body: Any) -> ModelResponse:
         return Unsupported(raw=raw, raw_type="output.message without a content list", **common)
 
     scan = _scan_blocks(content)
+    if scan.citations:
+        common["provider_details"] = {"citations": scan.citations}
     if kind == "refusal":
         return Refusal(raw=raw, source=value, text=scan.text, **common)
     if kind == "incomplete":
@@ -100,6 +103,7 @@ class _Scan:
     def __init__(self) -> None:
         self.calls: list[ToolCall] = []
         self.texts: list[str] = []
+        self.citations: list[Any] = []
         self.unknown: str | None = None
         self.unknown_raw = ""
 
@@ -126,7 +130,9 @@ def _scan_blocks(content: list[Any]) -> _Scan:
             scan.texts.append(value)
         elif key == "toolUse" and isinstance(value, dict):
             _scan_tool_use(value, where, scan)
-        elif key in ("text", "toolUse"):
+        elif key == "citationsContent" and isinstance(value, dict):
+            _scan_citations(value, where, scan)
+        elif key in ("text", "toolUse", "citationsContent"):
             scan.mark_unknown(f"{key} block holding a {type(value).__name__}", where)
         elif key not in IGNORED_BLOCKS:
             scan.mark_unknown(f"content block {key}", where)
@@ -135,8 +141,25 @@ def _scan_blocks(content: list[Any]) -> _Scan:
 
 def _scan_tool_use(tool_use: Mapping[str, Any], where: str, scan: _Scan) -> None:
     tool_use_type = tool_use.get("type")
-    if tool_use_type is None:
+    runner = TOOL_USE_TYPES.get(tool_use_type) if isinstance(tool_use_type, str | None) else None
+    if runner == "client":
         scan.calls.append(call_from_object(tool_use.get("toolUseId"), tool_use.get("name"), tool_use.get("input")))
-    elif tool_use_type != SERVER_TOOL_USE:
-        # `ToolUseType` knows only server_tool_use; a new type is not guessed to be the client's to run.
+    elif runner is None:
         scan.mark_unknown(f"toolUse type {tool_use_type}", f"{where}.type={tool_use_type}")
+
+
+def _scan_citations(citations_content: Mapping[str, Any], where: str, scan: _Scan) -> None:
+    """A ``citationsContent`` block: its ``content[].text`` is part of the answer, its ``citations`` go to the
+    extras (``provider_details.citations``)."""
+    content = citations_content.get("content")
+    if not isinstance(content, list) or not all(isinstance(item, dict) for item in content):
+        scan.mark_unknown("citationsContent without a content list", f"{where}.content")
+        return
+    for item in content:
+        text = item.get("text")
+        if isinstance(text, str):
+            scan.texts.append(text)
+        elif item:
+            scan.mark_unknown("citationsContent content item without text", f"{where}.content")
+    citations = citations_content.get("citations")
+    scan.citations.extend(citations if isinstance(citations, list) else [])

@@ -38,6 +38,7 @@ class _Block:
         self.reasoning: dict[str, TextBuffer] = {}
         self.tool_result: list[Any] = []
         self.other: dict[str, Any] = {}
+        self.citations: list[Any] = []
 
     def add_start(self, start: Mapping[str, Any]) -> None:
         self.started = True
@@ -51,7 +52,10 @@ class _Block:
     def add_delta(self, delta: Mapping[str, Any]) -> None:
         for member, value in delta.items():
             if member == "citation":
-                continue  # how streamed citations map onto a body's citationsContent is unverified; never a kind
+                # The cited words arrive as text deltas of the same block, each citation beside them: the block
+                # is the body's citationsContent (content = the text, citations = these).
+                self.citations.append(value)
+                continue
             self._note(member)
             if member == "text" and isinstance(value, str):
                 self.text.append(value)
@@ -74,6 +78,8 @@ class _Block:
 
     def to_block(self) -> dict[str, Any]:
         """The body's ContentBlock; a block mixing members keeps them all, and classify_body names it."""
+        if self.citations and self.members == ["text"]:
+            return {"citationsContent": {"content": [{"text": self.text.value()}], "citations": self.citations}}
         return {member: self._value(member) for member in self.members}
 
     def _value(self, member: str) -> Any:

@@ -14,6 +14,7 @@ from conformance.sse import iter_events
 from conformance.stream import StreamResult, StreamSummary, interrupted, parse_event
 from conformance.types import ModelResponse, RetryableError
 from providers.gemini.errors import classify_stream_error
+from providers.gemini.partial_args import StreamedCall, continues_call, opens_call
 from providers.gemini.response import PART_METADATA, classify_body
 
 # Chunk fields that every chunk repeats (§4d) or that hold no payload: they name no event of their own.
@@ -40,6 +41,7 @@ class _Assembly:
         self.response_id: str | None = None
         self.model: str | None = None
         self.call_frames: set[str] = set()
+        self.streamed_call: StreamedCall | None = None
 
     def is_replay(self, raw: str, candidate: Mapping[str, Any] | None) -> bool:
         """A frame identical to an earlier one that carried a functionCall with an id: a call arrives whole,
@@ -76,6 +78,17 @@ class _Assembly:
             self._append(part)
 
     def _append(self, part: Any) -> None:
+        function_call = part.get("functionCall") if isinstance(part, dict) else None
+        open_call = self.streamed_call if self.streamed_call is not None and self.streamed_call.open else None
+        if open_call is not None and continues_call(function_call):
+            open_call.add_part(part)
+            return
+        if open_call is not None and function_call is not None:
+            open_call.close()  # a new name starts the next call
+        if opens_call(function_call):
+            self.streamed_call = StreamedCall(part)
+            self.parts.append(self.streamed_call.part)
+            return
         previous: Any = self.parts[-1] if self.parts else None
         if _plain_text(part) and _plain_text(previous) and _thought(part) == _thought(previous):
             self.parts[-1] = {**previous, "text": previous["text"] + part["text"]}  # text parts are deltas (§4d)
@@ -165,6 +178,10 @@ def assemble_stream(chunks: Iterable[bytes]) -> StreamResult:
         summary.terminal = terminal is not None
     if terminal is None:
         return interrupted(summary, assembly.partial_text(), response_id=assembly.response_id, model=assembly.model)
+    if assembly.streamed_call is not None and assembly.streamed_call.open:
+        # The stream ended inside a call whose arguments were still arriving: nothing says they were complete.
+        return interrupted(summary, assembly.partial_text(), response_id=assembly.response_id, model=assembly.model,
+                           raw="stream ended inside a streamed functionCall (no closing fragment)")
     return StreamResult(response=classify_body(assembly.body(terminal, finished)), summary=summary)
 
 

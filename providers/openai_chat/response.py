@@ -57,6 +57,10 @@ def classify_body(body: Any) -> ModelResponse:
     common["output_items"] = ({key: message[key] for key in REPLAYED_MESSAGE_KEYS if key in message},)
     finish = choice.get("finish_reason")
     raw = f"finish_reason={finish}"
+    if finish is None or finish == "":
+        # Some gateways (OpenRouter, for several upstream models) never send a finish reason, in a body or a
+        # stream: a complete message is then decided by what it holds (docs/contract.md, "No finish reason").
+        finish, raw = "stop", "finish_reason absent"
     mapped = FINISH_REASONS.get(finish) if isinstance(finish, str) else None
     if mapped is None:
         return Unsupported(raw=raw, raw_type=f"finish_reason={finish}", **common)

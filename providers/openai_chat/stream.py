@@ -6,6 +6,7 @@ from the extra ``choices: []`` chunk that ``stream_options.include_usage`` asks 
 
 from __future__ import annotations
 
+import dataclasses
 import io
 from collections.abc import Iterable
 from typing import Any
@@ -137,11 +138,13 @@ def assemble_stream(chunks: Iterable[bytes]) -> StreamResult:
         if "error" in chunk:
             summary.count("error")
             summary.terminal = True
-            return StreamResult(response=classify_stream_error(chunk["error"]), summary=summary)
+            result = classify_stream_error(chunk["error"])
+            identity = {"response_id": assembly.response_id, "model": assembly.model}
+            return StreamResult(response=dataclasses.replace(result, **identity), summary=summary)
         summary.count(assembly.apply(chunk))
-    if not summary.terminal or not assembly.finish:
-        # Without [DONE], or without a finish_reason before it, nobody said the answer was complete.
-        detail = "" if not summary.terminal else "[DONE] arrived but no finish_reason did"
+    if not summary.terminal:
+        # Without [DONE] nobody said the answer was complete. [DONE] with no finish_reason before it is a
+        # finished stream: some gateways never send one (docs/contract.md), and the content decides.
         return interrupted(summary, [assembly.content.getvalue()], response_id=assembly.response_id,
-                           model=assembly.model, detail=detail)
+                           model=assembly.model)
     return StreamResult(response=classify_body(assembly.body()), summary=summary)

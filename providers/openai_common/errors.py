@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from conformance.http import default_error, error_kind, parse_retry_after
-from conformance.types import ModelResponse, Refusal
+from conformance.types import InvalidToolCall, ModelResponse, Refusal
 
 # error.code / error.type → (retryable?, reason). A 429 with insufficient_quota is billing, not a rate
 # limit (langchain-ai/langchainjs#1929); context_length_exceeded is a 400 (wire-formats §1e).
@@ -19,6 +19,22 @@ ERROR_CODES: dict[str, tuple[bool, str]] = {
     "invalid_prompt": (False, "policy"),
     "model_not_found": (False, "not_found"),
     "server_error": (True, "server_error"),
+}
+
+# Compatible servers that reject the model's own malformed tool call with an error (Groq's 400
+# `tool_use_failed`, its generation in `failed_generation`): the model's output is what is wrong, so it is an
+# invalid_tool_call, not an invalid request of the client's (docs/contract.md, "Errors inside a stream").
+MALFORMED_CALL_CODES = frozenset({"tool_use_failed"})
+
+# OpenAI error `type` → the HTTP status it comes with, for an error that arrives without one (a stream frame).
+ERROR_TYPE_STATUS: dict[str, int] = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "rate_limit_error": 429,
+    "server_error": 500,
+    "api_error": 500,
 }
 
 # Compatible servers that deliver a moderation block as an HTTP error (DashScope, wire-formats §2f).
@@ -37,26 +53,51 @@ def classify_error(status: int, body: Any, headers: Mapping[str, str]) -> ModelR
     label = code or error_type
     raw = f"http={status}/{label}" if label else f"http={status}"
 
-    if code in FILTER_CODES or error_type in FILTER_CODES:
-        return Refusal(raw=raw, source="filter", text=message)
+    signal = _model_signal(code, error_type, error, raw, message)
+    if signal is not None:
+        return signal
     retryable, reason = _decide(status, code, error_type, message, headers)
     return error_kind(retryable, raw=raw, reason=reason, http_status=status, retry_after_s=parse_retry_after(headers),
                       message=message)
 
 
 def classify_stream_error(error: Any) -> ModelResponse:
-    """An error that arrived inside a 200 stream (a Responses ``error`` event, a Chat ``{"error"}`` chunk).
+    """An error frame inside a 200 Chat stream (``{"error": {...}}``, e.g. Groq's ``event: error``).
 
-    Its code decides when the code is known; a stream error that names nothing is retryable.
+    A frame that carries a ``status_code``, a known ``type`` or a known ``code`` is classified as the HTTP error
+    body of that status would be; only a frame with nothing to go on is a retryable ``server_error``.
     """
     error = error if isinstance(error, dict) else {}
-    code = _string(error.get("code")) or _string(error.get("type"))
+    code = _string(error.get("code"))
+    error_type = _string(error.get("type"))
     message = _string(error.get("message"))
-    raw = f"stream error={code}" if code else "stream error"
-    if code in FILTER_CODES:
+    label = code or error_type
+    raw = f"stream error={label}" if label else "stream error"
+    signal = _model_signal(code, error_type, error, raw, message)
+    if signal is not None:
+        return signal
+    status = error.get("status_code")
+    status = status if isinstance(status, int) and not isinstance(status, bool) and 400 <= status <= 599 else None
+    details = {"status_code": status} if status is not None else {}
+    if status is None and error_type in ERROR_TYPE_STATUS:
+        status = ERROR_TYPE_STATUS[error_type]
+    if status is None and code not in ERROR_CODES and error_type not in ERROR_CODES:
+        return error_kind(True, raw=raw, reason="server_error", message=message)
+    retryable, reason = _decide(status or 500, code, error_type, message, {})
+    return error_kind(retryable, raw=raw, reason=reason, message=message, provider_details=details)
+
+
+def _model_signal(code: str | None, error_type: str | None, error: Mapping[str, Any], raw: str,
+                  message: str | None) -> ModelResponse | None:
+    """An error that reports what the model produced rather than a fault: a filter block or a malformed call."""
+    if code in FILTER_CODES or error_type in FILTER_CODES:
         return Refusal(raw=raw, source="filter", text=message)
-    retryable, reason = ERROR_CODES.get(code or "", (True, "server_error"))
-    return error_kind(retryable, raw=raw, reason=reason, message=message)
+    if code in MALFORMED_CALL_CODES:
+        generation = _string(error.get("failed_generation"))
+        details = {"failed_generation": generation} if generation else {}
+        return InvalidToolCall(raw=raw, detail=message or f"the server rejected the model's tool call ({code})",
+                               provider_details=details)
+    return None
 
 
 def _decide(

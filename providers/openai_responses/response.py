@@ -28,12 +28,18 @@ INCOMPLETE_REASONS: dict[str, tuple[str, str]] = {
     "steered": ("incomplete", "other"),
 }
 
-# error.code of a `status: failed` body → (kind, reason).
+# error.code of a `status: failed` response (a body, a background-mode poll, the `response.failed` event or a
+# stream `error` event) → (kind, reason). A code not listed is a failure all the same: fatal_error / other,
+# the code kept in `raw` (docs/contract.md, "Failed responses").
 FAILED_CODES: dict[str, tuple[str, str]] = {
     "server_error": ("retryable_error", "server_error"),
     "rate_limit_exceeded": ("retryable_error", "rate_limit"),
     "vector_store_timeout": ("retryable_error", "timeout"),
-    "invalid_prompt": ("fatal_error", "policy"),
+    # Billing, not a rate: the live API fails a background or streamed response with this code.
+    "insufficient_quota": ("fatal_error", "quota"),
+    "billing_hard_limit_reached": ("fatal_error", "quota"),
+    "context_length_exceeded": ("fatal_error", "context_window"),
+    "invalid_prompt": ("fatal_error", "invalid_request"),
     "bio_policy": ("fatal_error", "policy"),
     "misalignment_policy_violation": ("fatal_error", "policy"),
     "data_residency_mismatch": ("fatal_error", "invalid_request"),
@@ -55,6 +61,26 @@ FAILED_CODES: dict[str, tuple[str, str]] = {
 
 # Output items that are client tool calls.
 CALL_ITEMS = frozenset({"function_call", "custom_tool_call"})
+
+# A call item and the item that carries its result, matched on `call_id` (an MCP approval on
+# `approval_request_id`). When both are in one response the server ran the call (a hosted container's
+# `shell_call` + `shell_call_output`): the pair is transcript, not a call for the client.
+OUTPUT_ITEM_OF: dict[str, str] = {
+    "function_call": "function_call_output",
+    "custom_tool_call": "custom_tool_call_output",
+    "computer_call": "computer_call_output",
+    "local_shell_call": "local_shell_call_output",
+    "shell_call": "shell_call_output",
+    "apply_patch_call": "apply_patch_call_output",
+    "tool_search_call": "tool_search_output",
+    "mcp_approval_request": "mcp_approval_response",
+}
+
+CALL_ITEM_OF = {output: call for call, output in OUTPUT_ITEM_OF.items()}
+
+# message.phase (gpt-5.x-codex): `commentary` is a preamble before tool calls or the answer, never the
+# answer itself; `final_answer` (or no phase) is the answer.
+MESSAGE_PHASES: dict[str, str] = {"final_answer": "answer", "commentary": "commentary"}
 
 # Items kept in the transcript but not a kind by themselves: reasoning, compaction, programmatic tool
 # calling, hosted tools the server already ran, and echoed outputs.
@@ -113,6 +139,8 @@ def classify_body(body: Any) -> ModelResponse:
         return Unsupported(raw="output", raw_type="output is not a list", **common)
 
     scan = _scan_items(items)
+    if scan.commentary:
+        common["provider_details"] = {"commentary": "\n\n".join(scan.commentary)}
     if scan.refusal is not None:
         return Refusal(raw=scan.refusal_raw, source="model", text=scan.refusal, **common)
     if status == "incomplete":
@@ -132,6 +160,7 @@ class _Scan:
     def __init__(self) -> None:
         self.calls: list[ToolCall] = []
         self.texts: list[str] = []
+        self.commentary: list[str] = []
         self.refusal: str | None = None
         self.refusal_raw = ""
         self.unknown: str | None = None
@@ -148,6 +177,7 @@ class _Scan:
 
 def _scan_items(items: tuple[Any, ...]) -> _Scan:
     scan = _Scan()
+    answered = _answered_calls(items)
     for index, item in enumerate(items):
         item_type = item.get("type") if isinstance(item, dict) else None
         where = f"output[{index}].type={item_type}"
@@ -155,6 +185,8 @@ def _scan_items(items: tuple[Any, ...]) -> _Scan:
             scan.mark_unknown(f"output[{index}] without a type", f"output[{index}]")
         elif item_type == "message":
             _scan_message(item, index, scan)
+        elif item_type in OUTPUT_ITEM_OF and (item_type, _call_key(item)) in answered:
+            continue  # its output is in this response: the server ran it
         elif item_type in CALL_ITEMS:
             arguments = item.get("arguments") if item_type == "function_call" else item.get("input")
             scan.calls.append(call_from_json_string(item.get("call_id"), item.get("name"), arguments))
@@ -167,16 +199,44 @@ def _scan_items(items: tuple[Any, ...]) -> _Scan:
     return scan
 
 
+def _call_key(item: Mapping[str, Any]) -> str | None:
+    """The id a call item and its output item share (None when it has none)."""
+    item_type = item.get("type")
+    name = "call_id"
+    if item_type == "mcp_approval_request":
+        name = "id"
+    elif item_type == "mcp_approval_response":
+        name = "approval_request_id"
+    key = item.get(name)
+    return key if isinstance(key, str) and key else None
+
+
+def _answered_calls(items: tuple[Any, ...]) -> set[tuple[str, Any]]:
+    """(call item type, id) of every call whose output item is in the same response."""
+    return {
+        (CALL_ITEM_OF[item["type"]], _call_key(item))
+        for item in items
+        if isinstance(item, dict) and isinstance(item.get("type"), str) and item["type"] in CALL_ITEM_OF
+        and _call_key(item)
+    }
+
+
 def _scan_message(item: Mapping[str, Any], index: int, scan: _Scan) -> None:
     content = item.get("content")
     if not isinstance(content, list):
         scan.mark_unknown("message without a content list", f"output[{index}].content")
         return
+    phase = item.get("phase")
+    role = MESSAGE_PHASES.get(phase, "") if isinstance(phase, str) else "answer" if phase is None else ""
+    if not role:
+        scan.mark_unknown(f"message phase {phase}", f"output[{index}].phase={phase}")
+        return
+    texts = scan.texts if role == "answer" else scan.commentary
     for part_index, part in enumerate(content):
         part_type = part.get("type") if isinstance(part, dict) else None
         where = f"output[{index}].content[{part_index}].type={part_type}"
         if part_type == "output_text" and isinstance(part.get("text"), str):
-            scan.texts.append(part["text"])
+            texts.append(part["text"])
         elif part_type == "refusal" and scan.refusal is None:
             refusal = part.get("refusal")
             scan.refusal = refusal if isinstance(refusal, str) else ""
@@ -199,14 +259,18 @@ def _incomplete(details: Any, text: str | None, common: dict[str, Any]) -> Model
 
 def _failed(error: Any, common: dict[str, Any]) -> ModelResponse:
     code = error.get("code") if isinstance(error, dict) else None
+    return classify_failure(code if isinstance(code, str) else None, error, f"status=failed/{code}", common)
+
+
+def classify_failure(code: str | None, error: Any, raw: str, common: Mapping[str, Any]) -> ModelResponse:
+    """A failed response, whichever way it arrived, by its ``error.code`` (FAILED_CODES)."""
     message = _string(error.get("message")) if isinstance(error, dict) else None
-    raw = f"status=failed/{code}"
-    mapped = FAILED_CODES.get(code) if isinstance(code, str) else None
-    if code is None:
+    if not code:
         # A failure that names no code is treated like the stream's code-less failure: retryable.
         mapped = ("retryable_error", "server_error")
-    if mapped is None:
-        return Unsupported(raw=raw, raw_type=f"error.code={code}", **common)
+    else:
+        # A code the table does not name is still a failure the server declared: never retried blindly.
+        mapped = FAILED_CODES.get(code, ("fatal_error", "other"))
     kind, reason = mapped
     details = {}
     misalignment = error.get("misalignment") if isinstance(error, dict) else None

@@ -3,6 +3,10 @@
 Items are rebuilt from the events: ``output_item.added`` opens an item, text and argument deltas fill it
 (argument deltas are keyed by ``item_id``, never by ``call_id``), ``output_item.done`` replaces it with the
 final item. Status, usage and errors come from the terminal event's ``response``.
+
+An ``error`` event ends the stream. The live API nests its fields (``{"type": "error", "error": {"code": …}}``)
+where the SDK's ``ResponseErrorEvent`` has them flat; both are read. A ``response.failed`` right after it is
+the same failure and is read too; either way the code decides through the table a failed body uses.
 """
 
 from __future__ import annotations
@@ -14,8 +18,8 @@ from typing import Any
 
 from conformance.sse import iter_events
 from conformance.stream import StreamResult, StreamSummary, interrupted, parse_event
-from providers.openai_common.errors import classify_stream_error
-from providers.openai_responses.response import classify_body
+from conformance.types import ModelResponse
+from providers.openai_responses.response import classify_body, classify_failure
 
 TERMINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "response.failed"})
 
@@ -97,6 +101,7 @@ def assemble_stream(chunks: Iterable[bytes]) -> StreamResult:
     assembly = _Assembly()
     last_sequence = -1
     terminal: dict[str, Any] | None = None
+    error_event: dict[str, Any] | None = None
     for event in iter_events(chunks):
         try:
             data = parse_event(event.data)
@@ -119,21 +124,49 @@ def assemble_stream(chunks: Iterable[bytes]) -> StreamResult:
                 continue
             last_sequence = sequence
         summary.count(event_type)
-        if terminal is not None:
+        if error_event is not None and terminal is None and event_type == "response.failed":
+            summary.ignored_after_terminal -= 1  # the failure the error event announced, not a stray event
+            response = data.get("response")
+            terminal = response if isinstance(response, dict) else {}
+            continue
+        if terminal is not None or error_event is not None:
             continue
         if event_type == "error":
             summary.terminal = True
-            result = classify_stream_error(data)
-            return StreamResult(response=result, summary=summary)
+            error_event = data
+            continue
         if event_type in TERMINAL_EVENTS:
             summary.terminal = True
             response = data.get("response")
             terminal = response if isinstance(response, dict) else {}
             continue
         assembly.apply(event_type, data)
+    if error_event is not None:
+        return StreamResult(response=_stream_failure(error_event, terminal, assembly), summary=summary)
     if terminal is None:
         return interrupted(summary, assembly.partial_text(), response_id=assembly.response_id, model=assembly.model)
     body = dict(terminal)
     if assembly.items or not isinstance(body.get("output"), list):
         body["output"] = assembly.output()
     return StreamResult(response=classify_body(body), summary=summary)
+
+
+def _stream_failure(event: dict[str, Any], failed: dict[str, Any] | None, assembly: _Assembly) -> ModelResponse:
+    """An ``error`` event, and the ``response.failed`` that may follow it, as one failed response."""
+    identity = {"response_id": assembly.response_id, "model": assembly.model}
+    failed_error = failed.get("error") if failed is not None else None
+    if isinstance(failed_error, dict) and isinstance(failed_error.get("code"), str) and failed_error["code"]:
+        body = {**{"id": identity["response_id"], "model": identity["model"]}, **failed, "status": "failed"}
+        return classify_body(body)
+    nested = event.get("error")
+    if isinstance(nested, dict):
+        error: dict[str, Any] = nested
+        code = _string(nested.get("code")) or _string(nested.get("type"))
+    else:
+        error, code = event, _string(event.get("code"))  # the SDK's flat shape: `type` is always "error"
+    raw = f"stream error={code}" if code else "stream error"
+    return classify_failure(code, error, raw, identity)
+
+
+def _string(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
