@@ -197,7 +197,8 @@ def assemble_stream(chunks: Iterable[bytes]) -> StreamResult:
             # The connection closes after it, with no message_stop (wire-formats §3d).
             summary.terminal = True
             identity = assembly.identity()
-            result = dataclasses.replace(classify_stream_error(data), response_id=identity["id"], model=identity["model"])
+            result = dataclasses.replace(classify_stream_error(data), response_id=identity["id"],
+                                         model=identity["model"])
             return StreamResult(response=result, summary=summary)
         if event_type == TERMINAL_EVENT:
             summary.terminal = True

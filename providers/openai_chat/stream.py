@@ -138,9 +138,9 @@ def assemble_stream(chunks: Iterable[bytes]) -> StreamResult:
         if "error" in chunk:
             summary.count("error")
             summary.terminal = True
-            result = classify_stream_error(chunk["error"])
-            identity = {"response_id": assembly.response_id, "model": assembly.model}
-            return StreamResult(response=dataclasses.replace(result, **identity), summary=summary)
+            result = dataclasses.replace(classify_stream_error(chunk["error"]), response_id=assembly.response_id,
+                                         model=assembly.model)
+            return StreamResult(response=result, summary=summary)
         summary.count(assembly.apply(chunk))
     if not summary.terminal:
         # Without [DONE] nobody said the answer was complete. [DONE] with no finish_reason before it is a

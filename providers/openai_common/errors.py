@@ -26,7 +26,8 @@ ERROR_CODES: dict[str, tuple[bool, str]] = {
 # invalid_tool_call, not an invalid request of the client's (docs/contract.md, "Errors inside a stream").
 MALFORMED_CALL_CODES = frozenset({"tool_use_failed"})
 
-# OpenAI error `type` → the HTTP status it comes with, for an error that arrives without one (a stream frame).
+# Error `type` → the HTTP status it comes with, for an error that arrives without one (a stream frame): OpenAI's
+# type names, and the exception-class names vLLM and LiteLLM-based servers put there.
 ERROR_TYPE_STATUS: dict[str, int] = {
     "invalid_request_error": 400,
     "authentication_error": 401,
@@ -35,6 +36,13 @@ ERROR_TYPE_STATUS: dict[str, int] = {
     "rate_limit_error": 429,
     "server_error": 500,
     "api_error": 500,
+    "BadRequestError": 400,
+    "AuthenticationError": 401,
+    "PermissionDeniedError": 403,
+    "NotFoundError": 404,
+    "RateLimitError": 429,
+    "InternalServerError": 500,
+    "ServiceUnavailableError": 503,
 }
 
 # Compatible servers that deliver a moderation block as an HTTP error (DashScope, wire-formats §2f).
@@ -67,17 +75,19 @@ def classify_stream_error(error: Any) -> ModelResponse:
     A frame that carries a ``status_code``, a known ``type`` or a known ``code`` is classified as the HTTP error
     body of that status would be; only a frame with nothing to go on is a retryable ``server_error``.
     """
+    if isinstance(error, str):
+        error = {"message": error}  # `{"error": "…"}`: a bare message, nothing else to go on
     error = error if isinstance(error, dict) else {}
     code = _string(error.get("code"))
     error_type = _string(error.get("type"))
     message = _string(error.get("message"))
-    label = code or error_type
+    # The status travels as `status_code` (Groq) or as an integer `code` (OpenRouter, vLLM).
+    status = next((value for value in (error.get("status_code"), error.get("code")) if _is_status(value)), None)
+    label = code or error_type or (str(status) if status is not None else None)
     raw = f"stream error={label}" if label else "stream error"
     signal = _model_signal(code, error_type, error, raw, message)
     if signal is not None:
         return signal
-    status = error.get("status_code")
-    status = status if isinstance(status, int) and not isinstance(status, bool) and 400 <= status <= 599 else None
     details = {"status_code": status} if status is not None else {}
     if status is None and error_type in ERROR_TYPE_STATUS:
         status = ERROR_TYPE_STATUS[error_type]
@@ -116,6 +126,10 @@ def _decide(
     elif should_retry == "false":
         retryable = False
     return retryable, reason
+
+
+def _is_status(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 400 <= value <= 599
 
 
 def _string(value: Any) -> str | None:

@@ -265,13 +265,9 @@ def _failed(error: Any, common: dict[str, Any]) -> ModelResponse:
 def classify_failure(code: str | None, error: Any, raw: str, common: Mapping[str, Any]) -> ModelResponse:
     """A failed response, whichever way it arrived, by its ``error.code`` (FAILED_CODES)."""
     message = _string(error.get("message")) if isinstance(error, dict) else None
-    if not code:
-        # A failure that names no code is treated like the stream's code-less failure: retryable.
-        mapped = ("retryable_error", "server_error")
-    else:
-        # A code the table does not name is still a failure the server declared: never retried blindly.
-        mapped = FAILED_CODES.get(code, ("fatal_error", "other"))
-    kind, reason = mapped
+    # No code at all: retryable, like a stream that failed without one. A code the table does not name is
+    # still a failure the server declared: fatal, never retried blindly.
+    kind, reason = FAILED_CODES.get(code, ("fatal_error", "other")) if code else ("retryable_error", "server_error")
     details = {}
     misalignment = error.get("misalignment") if isinstance(error, dict) else None
     if isinstance(misalignment, dict) and isinstance(misalignment.get("error_type"), str):

@@ -155,8 +155,8 @@ def _stream_failure(event: dict[str, Any], failed: dict[str, Any] | None, assemb
     """An ``error`` event, and the ``response.failed`` that may follow it, as one failed response."""
     identity = {"response_id": assembly.response_id, "model": assembly.model}
     failed_error = failed.get("error") if failed is not None else None
-    if isinstance(failed_error, dict) and isinstance(failed_error.get("code"), str) and failed_error["code"]:
-        body = {**{"id": identity["response_id"], "model": identity["model"]}, **failed, "status": "failed"}
+    if failed is not None and isinstance(failed_error, dict) and _string(failed_error.get("code")):
+        body = {"id": identity["response_id"], "model": identity["model"], **failed, "status": "failed"}
         return classify_body(body)
     nested = event.get("error")
     if isinstance(nested, dict):
