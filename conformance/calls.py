@@ -6,6 +6,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from conformance.jsontext import parse_json
 from conformance.types import InvalidToolCall, ModelResponse, ToolCall, ToolCalls
 
 
@@ -14,7 +15,7 @@ def call_from_json_string(call_id: Any, name: Any, arguments: Any) -> ToolCall:
     text = arguments if isinstance(arguments, str) else ""
     parsed: Any = None
     try:
-        parsed = json.loads(text)
+        parsed = parse_json(text)
     except ValueError:
         parsed = None
     return ToolCall(
@@ -27,18 +28,25 @@ def call_from_json_string(call_id: Any, name: Any, arguments: Any) -> ToolCall:
 
 def call_from_object(call_id: Any, name: Any, arguments: Any, *, synthesized_id: bool = False) -> ToolCall:
     """A call whose vendor sends the arguments as a parsed object; they are serialized canonically."""
+    spelled = compact_json(arguments)
     return ToolCall(
         call_id=call_id if isinstance(call_id, str) else "",
         name=name if isinstance(name, str) else "",
-        arguments=compact_json(arguments),
-        parsed_arguments=arguments if isinstance(arguments, dict) else None,
+        arguments=spelled,
+        parsed_arguments=arguments if isinstance(arguments, dict) and spelled.startswith("{") else None,
         synthesized_id=synthesized_id,
     )
 
 
 def compact_json(value: Any) -> str:
-    """One canonical spelling of a JSON value, so object-valued arguments compare across modes."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+    """One canonical spelling of a JSON value, so object-valued arguments compare across modes.
+
+    A value JSON cannot spell (nested past the recursion limit, keys of mixed types) is spelled by ``repr``:
+    the call then has no parsed arguments and is reported as not runnable, never raised."""
+    try:
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+    except (TypeError, ValueError, RecursionError):
+        return repr(value)[:1000]
 
 
 def invalid_call_detail(call: ToolCall) -> str | None:

@@ -16,15 +16,20 @@ from conformance.classify import classify_response
 from conformance.diff import compare, load_report
 from conformance.diff import render_markdown as render_diff
 from conformance.errors import InputError, Problem
+from conformance.files import read_regular_file, regular_file_problem
 from conformance.http import lower_headers
 from conformance.hygiene import hygiene_problems, redact
+from conformance.jsontext import parse_json
 from conformance.registry import select_adapters
 from conformance.report import build_report, render_markdown, write_atomic, write_reports
 from conformance.runner import run_all
+from conformance.sanitize import report_safe, terminal_safe
 from conformance.sse import read_chunks
 from conformance.yamlfile import MAX_FILE_BYTES
 
 EXIT_OK, EXIT_FAILED, EXIT_INPUT = 0, 1, 2
+# A body given to `inspect` is read whole; a transcript (--stream) is read in chunks and has no limit.
+INSPECT_MAX_BYTES = 64 * 1024 * 1024
 BUNDLED_CASES = Path(__file__).resolve().parent.parent / "cases"
 
 
@@ -121,15 +126,21 @@ def _inspect(arguments: argparse.Namespace) -> int:
             raise InputError([Problem("--header", None, f"expected K:V, got {header!r}",
                                       "e.g. --header retry-after:2")])
         headers[name.strip()] = value.strip()
-    try:
-        data = arguments.file.read_bytes()
-    except OSError as error:
-        raise InputError([Problem(shown, None, f"cannot read: {error.strerror}", "check the path")]) from None
+    if not 100 <= arguments.status <= 599:
+        raise InputError([Problem("--status", None, f"{arguments.status} is not an HTTP status",
+                                  "pass the recorded status, 100 to 599")])
+    if arguments.stream:
+        problem = regular_file_problem(arguments.file, shown, sys.maxsize)  # streamed: no size limit
+        if problem is not None:
+            raise InputError([problem])
+        data = b""
+    else:
+        data = read_regular_file(arguments.file, shown, INSPECT_MAX_BYTES)
     body: Any = None
     is_json = not arguments.stream
     if is_json:
         try:
-            body = json.loads(data.decode("utf-8"))
+            body = parse_json(data.decode("utf-8"))
         except (UnicodeDecodeError, ValueError) as error:
             is_json = False
             if arguments.status >= 400:
@@ -150,7 +161,7 @@ def _inspect(arguments: argparse.Namespace) -> int:
         assembled = adapter.assemble_stream(read_chunks(str(arguments.file)))
         result = assembled.response.to_dict()
         result["stream"] = assembled.summary.to_dict()
-    print(json.dumps(result, indent=2, ensure_ascii=False))
+    print(terminal_safe(json.dumps(report_safe(result), indent=2, ensure_ascii=False, allow_nan=False)))
     return EXIT_OK
 
 

@@ -6,7 +6,6 @@ slower than a keyed comparison on a whole report.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,10 +13,15 @@ from typing import Any
 from deepdiff import DeepDiff
 
 from conformance.errors import InputError, Problem
-from conformance.report import escape_cell
+from conformance.files import read_regular_file
+from conformance.jsontext import parse_json
+from conformance.markdown import escape_cell
+from conformance.report import SCHEMA_VERSION
 from conformance.types import USAGE_FIELDS
 
 Key = tuple[str, str, str]
+# A report.json is read whole; one of 100,000 rows is a few hundred MB.
+MAX_REPORT_BYTES = 1024 * 1024 * 1024
 
 
 @dataclass(slots=True)
@@ -36,7 +40,7 @@ class RowChange:
 def load_report(path: Path) -> dict[Key, dict[str, Any]]:
     shown = str(path)
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = parse_json(read_regular_file(path, shown, MAX_REPORT_BYTES).decode("utf-8"))
     except OSError as error:
         raise InputError([Problem(shown, None, f"cannot read: {error.strerror}", "pass a report.json")]) from None
     except UnicodeDecodeError:
@@ -49,14 +53,53 @@ def load_report(path: Path) -> dict[Key, dict[str, Any]]:
     if not isinstance(results, list):
         raise InputError([Problem(shown, None, "no 'results' list: not a conformance report",
                                   "pass the report.json that `conformance run` wrote")])
+    version = document.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise InputError([Problem(shown, None, f"schema_version is {version!r}; this conformance reads "
+                                               f"{SCHEMA_VERSION}", "compare reports written by the same version")])
     rows: dict[Key, dict[str, Any]] = {}
+    problems: list[Problem] = []
     for index, row in enumerate(results):
-        keyed = isinstance(row, dict) and all(isinstance(row.get(name), str) for name in ("case", "provider", "mode"))
-        if not keyed:
-            raise InputError([Problem(shown, None, f"results[{index}] lacks case/provider/mode",
-                                      "pass an unmodified report.json")])
-        rows[(row["case"], row["provider"], row["mode"])] = row
+        wrong = row_shape_problem(row)
+        if wrong:
+            problems.append(Problem(shown, None, f"results[{index}] {wrong}", "pass an unmodified report.json",
+                                    f"/results/{index}"))
+            continue
+        key = (row["case"], row["provider"], row["mode"])
+        if key in rows:
+            # Keeping either copy could hide the failing one: the gate refuses to guess.
+            problems.append(Problem(shown, None, f"results[{index}] repeats the row {' × '.join(key)}",
+                                    "one row per case × provider × mode: were two case folders merged?",
+                                    f"/results/{index}"))
+        rows[key] = row
+    if problems:
+        raise InputError(problems)
     return rows
+
+
+# Row fields the comparison reads, with the JSON types they must have.
+ROW_FIELDS: dict[str, tuple[type, ...]] = {
+    "case": (str,), "provider": (str,), "mode": (str,), "passed": (bool,), "outcome": (str,),
+    "turns": (list,), "failures": (list,), "usage": (dict, type(None)), "correlation": (dict, type(None)),
+}
+
+
+def row_shape_problem(row: Any) -> str | None:
+    """What makes ``row`` unreadable as a report row, or None."""
+    if not isinstance(row, dict):
+        return "is not an object"
+    for name, types in ROW_FIELDS.items():
+        if not isinstance(row.get(name), types):
+            return f"has no valid '{name}'"
+    if not all(isinstance(turn, dict) and isinstance(turn.get("calls", []), list)
+               and all(isinstance(call, dict) for call in turn.get("calls", [])) for turn in row["turns"]):
+        return "has a turn that is not an object with a 'calls' list"
+    if not all(isinstance(failure, str) for failure in row["failures"]):
+        return "has a failure that is not a string"
+    problems = (row["correlation"] or {}).get("problems", [])
+    if not isinstance(problems, list) or not all(isinstance(problem, str) for problem in problems):
+        return "has correlation problems that are not a list of strings"
+    return None
 
 
 def compare(old: dict[Key, dict[str, Any]], new: dict[Key, dict[str, Any]]) -> list[RowChange]:
@@ -148,7 +191,7 @@ def render_markdown(changes: list[RowChange], old_name: str, new_name: str) -> s
     counts = {label: sum(1 for change in changes if change.label == label)
               for label in ("regression", "change", "improvement")}
     lines = [
-        f"# Conformance diff: `{old_name}` → `{new_name}`",
+        f"# Conformance diff: {escape_cell(old_name)} → {escape_cell(new_name)}",
         "",
         f"**{counts['regression']} regression(s)**, {counts['change']} change(s), "
         f"{counts['improvement']} improvement(s).",
@@ -163,6 +206,7 @@ def render_markdown(changes: list[RowChange], old_name: str, new_name: str) -> s
     for change in sorted(changes, key=lambda change: (order[change.label], change.key)):
         case, provider, mode = change.key
         what = "<br>".join(escape_cell(note) for note in change.notes[:6]) or (
-            f"{len(change.paths)} field(s): " + ", ".join(f"`{path}`" for path in change.paths[:4]))
-        lines.append(f"| {marks[change.label]} | {case} | {provider} | {mode} | {what} |")
+            f"{len(change.paths)} field(s): " + ", ".join(escape_cell(path) for path in change.paths[:4]))
+        lines.append(f"| {marks[change.label]} | {escape_cell(case)} | {escape_cell(provider)} | {escape_cell(mode)} "
+                     f"| {what} |")
     return "\n".join(lines) + "\n"

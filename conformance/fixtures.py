@@ -3,7 +3,6 @@ limit, UTF-8, JSON) and read into the status, headers and body the loop replays.
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 from collections.abc import Mapping
@@ -11,7 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from conformance.errors import InputError
+from conformance.files import read_regular_file
 from conformance.http import lower_headers
+from conformance.jsontext import parse_json
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -74,15 +76,19 @@ def load_turn(turn: Mapping[str, Any], case_path: Path, root: Path, pointer: str
         return None
     relative = turn["body"]
     try:
-        text = target.read_bytes().decode("utf-8")
+        text = read_regular_file(target, relative, max_file_bytes).decode("utf-8")
+    except InputError as error:
+        problem(f"{pointer}/body", f"fixture '{relative}' {error.problems[0].message}", error.problems[0].fix)
+        return None
     except UnicodeDecodeError:
         problem(f"{pointer}/body", f"fixture '{relative}' is not UTF-8", "save it as UTF-8")
         return None
     try:
-        body = json.loads(text)
+        body = parse_json(text)
     except ValueError as error:
         line = getattr(error, "lineno", None)
-        problem(f"{pointer}/body", f"fixture '{relative}' is not valid JSON (line {line}: {error})",
+        where = f"line {line}: " if line else ""
+        problem(f"{pointer}/body", f"fixture '{relative}' is not valid JSON ({where}{error})",
                 "record the body exactly as received, or use `text:` for a non-JSON body")
         return None
     return RecordedTurn(status=status, headers=headers, body=body, source=_report_path(target, root),
@@ -92,6 +98,9 @@ def load_turn(turn: Mapping[str, Any], case_path: Path, root: Path, pointer: str
 def _fixture_path(relative: str, case_path: Path, root: Path, pointer: str, problem: Any,
                   max_file_bytes: int) -> Path | None:
     """The fixture file ``relative`` names, checked to exist, stay inside the cases folder and fit the limit."""
+    if "\0" in relative:
+        problem(pointer, f"fixture path {relative!r} holds a NUL byte", "fix the path")
+        return None
     target = case_path.parent / relative
     resolved = target.resolve()  # follows symlinks: a link out of the folder is caught here
     if os.path.isabs(relative) or not resolved.is_relative_to(root):
@@ -102,7 +111,11 @@ def _fixture_path(relative: str, case_path: Path, root: Path, pointer: str, prob
         info = os.stat(resolved)
     except OSError:
         info = None
-    if info is None or not stat.S_ISREG(info.st_mode):
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        problem(pointer, f"fixture '{relative}' is not a regular file (a folder, FIFO or device)",
+                "point it at the recorded file itself")
+        return None
+    if info is None:
         folder = target.parent
         existing = sorted(p.name for p in folder.iterdir() if p.is_file()) if folder.is_dir() else []
         listing = ", ".join(existing) if existing else f"no files in {shown_path(folder)}"

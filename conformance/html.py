@@ -26,7 +26,7 @@ def _page_data(report: dict[str, Any]) -> dict[str, Any]:
 
 
 def _embedded_json(data: Any) -> str:
-    text = json.dumps(data, ensure_ascii=False, sort_keys=True)
+    text = json.dumps(data, ensure_ascii=False, sort_keys=True, allow_nan=False)
     # Inside <script>, "</script>" or "<!--" would end or confuse the element: escape every "<" (and the
     # line separators some parsers treat as line ends).
     return text.replace("<", "\\u003c").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")

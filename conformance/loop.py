@@ -14,6 +14,7 @@ from conformance.adapter import Adapter, ModelTurn, ToolResult, ToolResults, Tra
 from conformance.cases import Case, RecordedTurn
 from conformance.classify import classify_response
 from conformance.errors import InputError, Problem
+from conformance.jsontext import parse_json
 from conformance.schemas import compiled
 from conformance.sse import read_chunks
 from conformance.types import InvalidToolCall, ModelResponse, Text, ToolCall
@@ -204,7 +205,7 @@ def _scalars(value: Any) -> set[str]:
 
 def _parse_json(text: str) -> Any:
     try:
-        return json.loads(text)
+        return parse_json(text)
     except ValueError:
         return None
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.html import render_html
+from conformance.markdown import escape_cell
 from conformance.types import USAGE_FIELDS
 
 SCHEMA_VERSION = 1
@@ -36,8 +37,10 @@ def render_json(report: dict[str, Any]) -> str:
     lines = ["{"]
     for key in sorted(report):
         if key != "results":
-            lines.append(f"  {json.dumps(key)}: {json.dumps(report[key], sort_keys=True, ensure_ascii=False)},")
-    rows = [json.dumps(row, sort_keys=True, ensure_ascii=False, separators=(",", ":")) for row in report["results"]]
+            lines.append(f"  {json.dumps(key)}: "
+                         f"{json.dumps(report[key], sort_keys=True, ensure_ascii=False, allow_nan=False)},")
+    rows = [json.dumps(row, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+            for row in report["results"]]
     if rows:
         lines += ['  "results": [', ",\n".join(f"    {row}" for row in rows), "  ]"]
     else:
@@ -47,15 +50,10 @@ def render_json(report: dict[str, Any]) -> str:
 
 
 def _cell(row: dict[str, Any]) -> str:
-    chain = " → ".join(turn["kind"] for turn in row["turns"]) or "—"
+    chain = " → ".join(escape_cell(turn["kind"]) for turn in row["turns"]) or "—"
     mark = "✅" if row["passed"] else "❌"
     note = " ⚑" if row["override"] else ""
-    return f"{mark} {chain} ⇒ **{row['outcome']}**{note}"
-
-
-def escape_cell(text: str) -> str:
-    """Text from a fixture, safe inside a Markdown table cell (no pipes, no line breaks, no markup)."""
-    return text.replace("|", "\\|").replace("\n", " ").replace("<", "&lt;").replace(">", "&gt;")
+    return f"{mark} {chain} ⇒ **{escape_cell(row['outcome'])}**{note}"
 
 
 def render_markdown(report: dict[str, Any]) -> str:
@@ -73,13 +71,14 @@ def render_markdown(report: dict[str, Any]) -> str:
     if failed:
         lines += ["## Failures", ""]
         for row in failed:
-            lines.append(f"- **{row['case']}** [{row['provider']}, {row['mode']}]: "
+            lines.append(f"- **{escape_cell(row['case'])}** \\[{escape_cell(row['provider'])}, "
+                         f"{escape_cell(row['mode'])}\\]: "
                          + "; ".join(escape_cell(failure) for failure in row["failures"]))
         lines.append("")
     modes = sorted({row["mode"] for row in rows})
     for mode in modes:
-        lines += [f"## Matrix ({mode} mode): turn kinds ⇒ outcome", ""]
-        lines.append("| case | expected | " + " | ".join(providers) + " |")
+        lines += [f"## Matrix ({escape_cell(mode)} mode): turn kinds ⇒ outcome", ""]
+        lines.append("| case | expected | " + " | ".join(escape_cell(provider) for provider in providers) + " |")
         lines.append("|---|---|" + "---|" * len(providers))
         by_key = {(row["case"], row["provider"]): row for row in rows if row["mode"] == mode}
         first_row: dict[str, dict[str, Any]] = {}
@@ -89,7 +88,8 @@ def render_markdown(report: dict[str, Any]) -> str:
         for case in sorted(first_row):
             any_row = first_row[case]
             cells = [_cell(by_key[(case, provider)]) if (case, provider) in by_key else "—" for provider in providers]
-            lines.append(f"| {case} | {any_row['expected']['outcome']} | " + " | ".join(cells) + " |")
+            lines.append(f"| {escape_cell(case)} | {escape_cell(any_row['expected']['outcome'])} | "
+                         + " | ".join(cells) + " |")
         lines.append("")
     lines += _raw_value_table(rows, providers)
     lines += _usage_table(rows, providers)
@@ -97,8 +97,8 @@ def render_markdown(report: dict[str, Any]) -> str:
     if overrides:
         lines += ["## Provider differences (⚑ overrides)", ""]
         for _, row in sorted(overrides.items()):
-            lines.append(f"- **{row['case']}** [{row['provider']}]: expects {row['expected']['outcome']} — "
-                         f"{escape_cell(row['override']['why'])}")
+            lines.append(f"- **{escape_cell(row['case'])}** \\[{escape_cell(row['provider'])}\\]: expects "
+                         f"{escape_cell(row['expected']['outcome'])} — {escape_cell(row['override']['why'])}")
         lines.append("")
     return "\n".join(lines)
 
@@ -106,7 +106,7 @@ def render_markdown(report: dict[str, Any]) -> str:
 def _raw_value_table(rows: list[dict[str, Any]], providers: list[str]) -> list[str]:
     """How each vendor said it: the raw wire value behind every turn, side by side."""
     lines = ["## How each vendor said it (raw value per turn)", ""]
-    lines.append("| case | " + " | ".join(providers) + " |")
+    lines.append("| case | " + " | ".join(escape_cell(provider) for provider in providers) + " |")
     lines.append("|---|" + "---|" * len(providers))
     by_key: dict[tuple[str, str], dict[str, Any]] = {}
     for row in sorted(rows, key=lambda row: row["mode"] != "body"):  # body rows first; stream-only cells too
@@ -115,8 +115,8 @@ def _raw_value_table(rows: list[dict[str, Any]], providers: list[str]) -> list[s
         cells = []
         for provider in providers:
             found = by_key.get((case, provider))
-            cells.append(" → ".join(f"`{escape_cell(turn['raw'])}`" for turn in found["turns"]) if found else "—")
-        lines.append(f"| {case} | " + " | ".join(cells) + " |")
+            cells.append(" → ".join(escape_cell(turn["raw"]) for turn in found["turns"]) if found else "—")
+        lines.append(f"| {escape_cell(case)} | " + " | ".join(cells) + " |")
     lines.append("")
     return lines
 
@@ -135,7 +135,7 @@ def _usage_table(rows: list[dict[str, Any]], providers: list[str]) -> list[str]:
         for name in USAGE_FIELDS:
             known = [usage[name] for usage in usages if usage.get(name) is not None]
             cells.append(str(sum(known)) if known else "null")
-        lines.append(f"| {provider} | " + " | ".join(cells) + " |")
+        lines.append(f"| {escape_cell(provider)} | " + " | ".join(cells) + " |")
     lines += ["", "`null`: the vendor does not report that count (never read as 0).", ""]
     return lines
 

@@ -10,6 +10,7 @@ from conformance.cases import Case, Expectation
 from conformance.correlation import check_correlation
 from conformance.errors import InputError
 from conformance.loop import LoopRun, run_loop
+from conformance.sanitize import report_safe
 from conformance.types import USAGE_FIELDS, ModelResponse
 
 MODES = ("body", "stream")
@@ -28,6 +29,12 @@ def modes_for(case: Case, provider: str, adapter: Adapter) -> list[str]:
 
 
 def run_case(case: Case, provider: str, adapter: Adapter, mode: str = "body") -> dict[str, Any]:
+    """One report row. Wire values enter the report here, so the row is made report-safe here (no lone
+    surrogate, no non-finite number: ``conformance.sanitize``)."""
+    return report_safe(_run_case(case, provider, adapter, mode))  # type: ignore[no-any-return]
+
+
+def _run_case(case: Case, provider: str, adapter: Adapter, mode: str) -> dict[str, Any]:
     fixtures = case.providers[provider]
     expectation = case.expectation_for(provider)
     row: dict[str, Any] = {

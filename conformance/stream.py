@@ -13,11 +13,11 @@ Rules, the same for every vendor (documented in docs/streaming.md):
 from __future__ import annotations
 
 import io
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from conformance.jsontext import parse_json
 from conformance.types import ModelResponse, RetryableError
 
 
@@ -56,23 +56,10 @@ class StreamSummary:
         }
 
 
-_scan_once = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # set in __init__, untyped
-
-
 def parse_event(text: str | bytes) -> Any:
-    """One event's JSON payload. ``json.loads`` with the whitespace checks hoisted: this runs once per event.
-
-    Raises ValueError exactly where ``json.loads`` would.
-    """
-    if isinstance(text, bytes):
-        return json.loads(text)
-    try:
-        value, end = _scan_once(text, 0)
-    except StopIteration:
-        return json.loads(text)  # leading whitespace or not JSON: let json explain
-    if end != len(text) and text[end:].strip():
-        return json.loads(text)
-    return value
+    """One event's JSON payload (``conformance.jsontext.parse_json``: raises ValueError for text that is not
+    JSON or nests too deep)."""
+    return parse_json(text)
 
 
 class TextBuffer:

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import json
 from collections.abc import Iterable
 from typing import Any
 
+from conformance.jsontext import parse_json
 from conformance.sse import iter_events
 from conformance.stream import StreamResult, StreamSummary, TextBuffer, interrupted, parse_event
 from providers.anthropic_messages.errors import classify_stream_error
@@ -103,7 +103,7 @@ class _Assembly:
             return
         joined = parts.value()
         try:
-            self.blocks[index]["input"] = json.loads(joined) if joined else {}
+            self.blocks[index]["input"] = parse_json(joined) if joined else {}
         except ValueError:
             # Kept as the string it is, so classify_body reports the call as not runnable.
             self.blocks[index]["input"] = joined

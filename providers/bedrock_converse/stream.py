@@ -5,10 +5,10 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from conformance.jsontext import parse_json
 from conformance.sse import iter_lines
 from conformance.stream import StreamResult, StreamSummary, TextBuffer, interrupted, parse_event
 from providers.bedrock_converse.errors import classify_stream_error
@@ -116,7 +116,7 @@ def _parse_input(joined: str) -> Any:
     if not joined.strip():
         return {}
     try:
-        return json.loads(joined)
+        return parse_json(joined)
     except ValueError:
         return joined  # kept raw: classify_body then finds input that is not an object → invalid_tool_call
 
