@@ -158,6 +158,48 @@ def median_seconds(work: Callable[[], object]) -> float:
     return statistics.median(timings)
 
 
+def _joined_per_chunk(chunks: list[bytes]) -> int:
+    """The line splitting this project used before: the unfinished line joined to every new chunk. Kept here
+    only as the baseline the long-line figures compare against."""
+    pending, count = b"", 0
+    for chunk in chunks:
+        chunk = pending + chunk
+        lines = chunk.splitlines(keepends=True)
+        pending = b"" if lines[-1].endswith(b"\n") else lines.pop()
+        count += len(lines)
+    return count + (1 if pending else 0)
+
+
+def long_line_figures() -> dict[str, object]:
+    """One SSE event whose data line is megabytes long, fed in small and large chunks: line assembly must be
+    linear in the line's length whatever the chunk size."""
+    print("\none long data line, split into chunks: seconds to assemble (ours vs joining per chunk)")
+    print(f"{'line':>8}{'chunk':>9}{'ours s':>10}{'per-chunk s':>13}{'ratio':>9}")
+    figures: dict[str, object] = {}
+    chat = builtin_adapters()["openai-chat"].assemble_stream
+    assert chat is not None
+    for megabytes, chunk_size in ((1, 256), (2, 256), (2, 65536), (16, 4096)):
+        text = "x" * (megabytes * 1_000_000)
+        chunk = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
+                 "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": "stop"}]}
+        data = f"data: {_j(chunk)}\n\ndata: [DONE]\n\n".encode()
+        pieces = [data[index:index + chunk_size] for index in range(0, len(data), chunk_size)]
+        start = time.perf_counter()
+        result = chat(pieces)
+        ours = time.perf_counter() - start
+        assert result.response.kind == "text"
+        baseline: float | None = None
+        if megabytes <= 2:  # quadratic: larger lines take minutes
+            start = time.perf_counter()
+            _joined_per_chunk(pieces)
+            baseline = time.perf_counter() - start
+        ratio = f"{baseline / ours:>8.0f}x" if baseline else f"{'—':>9}"
+        shown = f"{baseline:>13.2f}" if baseline is not None else f"{'(skipped)':>13}"
+        print(f"{megabytes:>6}MB{chunk_size:>9}{ours:>10.3f}{shown}{ratio}")
+        figures[f"{megabytes}MB/{chunk_size}B"] = {"ours_s": ours, "joined_per_chunk_s": baseline}
+    return figures
+
+
 def main() -> int:
     adapters = builtin_adapters()
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
@@ -200,9 +242,10 @@ def main() -> int:
             assert result.summary.terminal, provider
             memory[provider] = {"file_bytes": size, "peak_bytes": peak}
             print(f"{provider:<20}{size / 1e6:>8.1f} MB file  peak {peak / 1e6:>7.2f} MB  ({peak / size:.1%})")
+    long_lines = long_line_figures()
     report = Path("reports") / "stream_benchmark.json"
     report.parent.mkdir(exist_ok=True)
-    report.write_text(json.dumps({"assembly": results, "memory": memory}, indent=2) + "\n")
+    report.write_text(json.dumps({"assembly": results, "memory": memory, "long_lines": long_lines}, indent=2) + "\n")
     print(f"\nwrote {report}")
     return 0
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import difflib
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -10,9 +11,10 @@ from typing import Any
 from conformance.adapter import Task
 from conformance.errors import InputError, Problem
 from conformance.fixtures import RecordedTurn, load_turn, shown_path
-from conformance.schemas import schema_errors
+from conformance.registry import BUILTIN
+from conformance.schemas import schema_definition_problems, schema_errors
 from conformance.world import Principal, World
-from conformance.yamlfile import MAX_FILE_BYTES, line_for, load_yaml
+from conformance.yamlfile import MAX_FILE_BYTES, escape_pointer, line_for, load_yaml
 
 CASE_FILE = "case.yaml"
 WORLD_FILE = "world.yaml"
@@ -86,15 +88,21 @@ def discover(roots: list[Path]) -> list[Path]:
     return files
 
 
-def load_cases(roots: list[Path], *, max_file_bytes: int = MAX_FILE_BYTES) -> list[Case]:
-    """Every case under ``roots``, sorted by id; raises InputError listing every problem found."""
+def load_cases(roots: list[Path], *, max_file_bytes: int = MAX_FILE_BYTES,
+               known_providers: Collection[str] | None = None, seen: dict[str, str] | None = None) -> list[Case]:
+    """Every case under ``roots``, sorted by id; raises InputError listing every problem found.
+
+    ``known_providers``: the provider ids a case may name (default: the built-in adapters); a key outside them is
+    an error with the nearest known id suggested. ``seen`` (case id → path) carries ids across calls, so case
+    folders loaded one at a time still cannot repeat an id."""
     problems: list[Problem] = []
     cases: list[Case] = []
-    seen: dict[str, str] = {}
+    seen = {} if seen is None else seen
+    known = frozenset(BUILTIN if known_providers is None else known_providers)
     for root in roots:
         world = _load_world(root, problems, max_file_bytes)
         for path in discover([root]):
-            case = _load_case(path, root, world, problems, max_file_bytes)
+            case = _load_case(path, root, world, problems, max_file_bytes, known)
             if case is None:
                 continue
             if case.id in seen:
@@ -125,11 +133,16 @@ def _load_world(root: Path, problems: list[Problem], max_file_bytes: int) -> Wor
     if found:
         problems.extend(found)
         return None
+    for name, tool in document["tools"].items():
+        pointer = f"/tools/{escape_pointer(name)}/parameters"
+        problems.extend(Problem(shown, line_for(lines, pointer), f"tool parameters are not a valid JSON Schema: "
+                                f"{message}", "fix the schema (draft 2020-12); $ref may only point inside it", pointer)
+                        for message in schema_definition_problems(tool["parameters"]))
     return World.from_document(document)
 
 
 def _load_case(path: Path, root: Path, world: World | None, problems: list[Problem],
-               max_file_bytes: int) -> Case | None:
+               max_file_bytes: int, known_providers: frozenset[str]) -> Case | None:
     shown = shown_path(path)
     try:
         document, lines = load_yaml(path, shown, max_bytes=max_file_bytes)
@@ -149,22 +162,14 @@ def _load_case(path: Path, root: Path, world: World | None, problems: list[Probl
 
     task_doc = document["task"]
     tool_names = task_doc.get("tools", [])
-    for index, name in enumerate(tool_names):
-        if name not in world.tools:
-            problem(f"/task/tools/{index}", f"tool '{name}' is not defined in {WORLD_FILE}",
-                    f"use one of: {', '.join(sorted(world.tools))}")
-    for index, name in enumerate(document.get("approvals", [])):
-        if name not in world.tools:
-            problem(f"/approvals/{index}", f"approved tool '{name}' is not defined in {WORLD_FILE}",
-                    f"use one of: {', '.join(sorted(world.tools))}")
+    _check_references(document, world, known_providers, problem)
     choice = task_doc.get("tool_choice", "auto")
-    if isinstance(choice, dict) and choice["tool"] not in tool_names:
-        problem("/task/tool_choice/tool", f"forced tool '{choice['tool']}' is not among the offered tools",
-                "add it to task.tools or force an offered tool")
 
     providers: dict[str, ProviderFixtures] = {}
     resolved_root = root.resolve()
     for provider, spec in document["providers"].items():
+        if provider not in known_providers:
+            continue
         turns = []
         for index, turn in enumerate(spec["turns"]):
             pointer = f"/providers/{provider}/turns/{index}"
@@ -209,6 +214,36 @@ def _load_case(path: Path, root: Path, world: World | None, problems: list[Probl
         providers=providers,
         world=world,
     )
+
+
+def _check_references(document: Mapping[str, Any], world: World, known_providers: frozenset[str],
+                      problem: Callable[[str, str, str], None]) -> None:
+    """What a case names outside itself: world tools, provider ids, and the JSON Schema its answer must meet."""
+    task_doc = document["task"]
+    tool_names = task_doc.get("tools", [])
+    for index, name in enumerate(tool_names):
+        if name not in world.tools:
+            problem(f"/task/tools/{index}", f"tool '{name}' is not defined in {WORLD_FILE}",
+                    f"use one of: {', '.join(sorted(world.tools))}")
+    for index, name in enumerate(document.get("approvals", [])):
+        if name not in world.tools:
+            problem(f"/approvals/{index}", f"approved tool '{name}' is not defined in {WORLD_FILE}",
+                    f"use one of: {', '.join(sorted(world.tools))}")
+    if "output_schema" in task_doc:
+        for message in schema_definition_problems(task_doc["output_schema"]):
+            problem("/task/output_schema", f"output_schema is not a valid JSON Schema: {message}",
+                    "fix the schema (draft 2020-12); $ref may only point inside it")
+    for provider in document["providers"]:
+        if provider not in known_providers:
+            near = difflib.get_close_matches(provider, sorted(known_providers), n=1, cutoff=0.6)
+            hint = f"did you mean '{near[0]}'? " if near else ""
+            problem(f"/providers/{escape_pointer(provider)}", f"unknown provider '{provider}'",
+                    f"{hint}use one of: {', '.join(sorted(known_providers))}, or load your adapter with "
+                    "--adapter module:object")
+    choice = task_doc.get("tool_choice", "auto")
+    if isinstance(choice, dict) and choice["tool"] not in tool_names:
+        problem("/task/tool_choice/tool", f"forced tool '{choice['tool']}' is not among the offered tools",
+                "add it to task.tools or force an offered tool")
 
 
 def _expectation(document: Mapping[str, Any]) -> Expectation:

@@ -66,6 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     listing = commands.add_parser("list", help="list the cases and what each proves")
     listing.add_argument("--cases", action="append", type=Path, help="cases folder (repeatable)")
     listing.add_argument("--markdown", action="store_true", help="print the README's case table")
+    listing.add_argument("--adapter", action="append", help="your own adapter as module:object (repeatable)")
 
     redact_command = commands.add_parser("redact", help="replace secrets and e-mail addresses in fixture files")
     redact_command.add_argument("files", type=Path, nargs="+", help="fixture files to rewrite in place")
@@ -73,6 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     validate = commands.add_parser("validate", help="check case files and the fixtures they name")
     validate.add_argument("--cases", action="append", type=Path, help="cases folder (repeatable)")
     validate.add_argument("--max-file-bytes", type=int, default=MAX_FILE_BYTES, help="size limit per file")
+    validate.add_argument("--adapter", action="append", help="your own adapter as module:object (repeatable)")
     return parser
 
 
@@ -96,8 +98,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(arguments: argparse.Namespace) -> int:
+    known = select_adapters(None, arguments.adapter)
     adapters = select_adapters(arguments.provider, arguments.adapter)
-    cases = load_cases(arguments.cases or [BUNDLED_CASES], max_file_bytes=arguments.max_file_bytes)
+    cases = load_cases(arguments.cases or [BUNDLED_CASES], max_file_bytes=arguments.max_file_bytes,
+                       known_providers=known)
     rows = run_all(cases, adapters)
     if not rows:
         raise InputError([Problem("--provider", None,
@@ -182,7 +186,7 @@ def _diff(arguments: argparse.Namespace) -> int:
 
 
 def _list(arguments: argparse.Namespace) -> int:
-    cases = load_cases(arguments.cases or [BUNDLED_CASES])
+    cases = load_cases(arguments.cases or [BUNDLED_CASES], known_providers=select_adapters(None, arguments.adapter))
     if arguments.markdown:
         print(render_catalogue(cases), end="")
     else:
@@ -207,14 +211,15 @@ def _redact(arguments: argparse.Namespace) -> int:
 
 def _validate(arguments: argparse.Namespace) -> int:
     roots = arguments.cases or [BUNDLED_CASES]
-    cases = load_cases(roots, max_file_bytes=arguments.max_file_bytes)
+    adapters = select_adapters(None, arguments.adapter)
+    cases = load_cases(roots, max_file_bytes=arguments.max_file_bytes, known_providers=adapters)
     used = {path.resolve() for case in cases for fixtures in case.providers.values() for turn in fixtures.turns
             for path in (turn.body_path, turn.stream) if path is not None}
     problems = [problem for root in roots for problem in hygiene_problems(root, used, shown_path)]
     if problems:
         raise InputError(problems)
     # Replaying every case finds what only the loop can: a turn the loop needs that was never recorded.
-    run_all(cases, select_adapters(None))
+    run_all(cases, adapters)
     fixtures = sum(len(fixtures.turns) for case in cases for fixtures in case.providers.values())
     print(f"ok: {len(cases)} cases, {fixtures} recorded turns")
     return EXIT_OK

@@ -18,6 +18,7 @@ from conformance.jsontext import parse_json
 from conformance.schemas import compiled
 from conformance.sse import read_chunks
 from conformance.types import InvalidToolCall, ModelResponse, Text, ToolCall
+from conformance.verify import verify_text
 from conformance.world import Receipt
 
 OUTCOMES = (
@@ -163,44 +164,21 @@ def _check_call(call: ToolCall, seen_ids: set[str], tools: dict[str, Any]) -> tu
 
 def _verify(case: Case, answer: Text, receipts: list[dict[str, Any]]) -> tuple[str, str]:
     """``answer_ready`` only when the answer states what the receipts say (structure is not truth)."""
-    if case.task.output_schema is not None:
+    structured = case.task.output_schema is not None
+    if structured:
         if answer.parsed is None:
             return "schema_invalid", "the answer is not valid JSON"
         errors = list(_validator(case.task.output_schema).iter_errors(answer.parsed))
         if errors:
             return "schema_invalid", errors[0].message
-        stated = _scalars(answer.parsed)
-    else:
-        stated = None
     evidence = [receipt["evidence"] for receipt in receipts if receipt["evidence"]]
-    missing: list[str] = []
-    for facts in evidence:
-        for name, value in facts.items():
-            if not _states(answer.text, stated, value):
-                missing.append(f"{name}={value}")
-    for expected in case.answer_contains:
-        if not _states(answer.text, stated, expected):
-            missing.append(repr(expected))
-    if missing:
-        return "unverified_answer", f"the answer does not state {', '.join(missing)}"
-    if not evidence and not case.answer_contains and case.task.output_schema is None:
+    tools = [spec.name for spec in case.task.tools]
+    problems = verify_text(answer.text, answer.parsed, structured, evidence, case.answer_contains, case.world, tools)
+    if problems:
+        return "unverified_answer", "the answer " + "; ".join(problems)
+    if not evidence and not case.answer_contains and not structured:
         return "unverified_answer", "nothing to verify the answer against (no receipts, no expected answer)"
     return "answer_ready", ""
-
-
-def _states(text: str, stated: set[str] | None, value: Any) -> bool:
-    needle = str(value).casefold()
-    if stated is not None:
-        return needle in stated
-    return needle in text.casefold()
-
-
-def _scalars(value: Any) -> set[str]:
-    if isinstance(value, dict):
-        return {item for child in value.values() for item in _scalars(child)}
-    if isinstance(value, list):
-        return {item for child in value for item in _scalars(child)}
-    return {str(value).casefold()}
 
 
 def _parse_json(text: str) -> Any:

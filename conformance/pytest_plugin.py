@@ -25,6 +25,7 @@ _CASES_KEY = pytest.StashKey[dict[Path, dict[Path, list[Case]]]]()
 # every garbage-collector pass slower as the run goes on; strings are not tracked by it.
 _ROWS_KEY = pytest.StashKey[list[str]]()
 _WORKER_ROWS = "conformance_rows"
+_IDS_KEY = pytest.StashKey[dict[str, str]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -82,9 +83,12 @@ class CaseFile(pytest.File):
         root = _cases_root(self.path)
         cache = self.config.stash[_CASES_KEY]
         if root not in cache:
-            # One load per cases folder, indexed by file, so each case file's collection is a lookup.
+            # One load per cases folder, indexed by file, so each case file's collection is a lookup. Ids seen
+            # in folders loaded before are passed on: two folders holding one case id would give two report rows
+            # under one key, and the upgrade gate could keep the passing one.
             by_file: dict[Path, list[Case]] = {}
-            for loaded in load_cases([root]):
+            seen = self.config.stash.setdefault(_IDS_KEY, {})
+            for loaded in load_cases([root], known_providers=_adapters(self.config), seen=seen):
                 by_file.setdefault(Path(loaded.path).resolve(), []).append(loaded)
             cache[root] = by_file
         adapters = _adapters(self.config)

@@ -10,7 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError
+from jsonschema.exceptions import SchemaError, ValidationError
+from referencing import Registry
+from referencing.exceptions import Unresolvable
+from referencing.jsonschema import DRAFT202012
 
 SCHEMA_DIR = Path(__file__).parent / "schema"
 
@@ -60,3 +63,37 @@ def _explain(error: ValidationError) -> Iterator[tuple[str, str, str]]:
         )
         return
     yield pointer, error.message, "see conformance/schema for the allowed values"
+
+
+def schema_definition_problems(schema: Any) -> list[str]:
+    """What makes ``schema`` (a case's output schema, a tool's parameters) not a usable JSON Schema: a
+    metaschema violation (``type: banana``, a pattern that is not a regex) or a ``$ref`` that resolves to
+    nothing inside it. Checked when the case loads, so a bad schema is the case's error, not the adapter's."""
+    try:
+        Draft202012Validator.check_schema(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+    except SchemaError as error:
+        where = _pointer(error.absolute_path)
+        return [f"{error.message}" + (f" (at {where})" if where else "")]
+    resolver = Registry().with_resource(_SCHEMA_URI, DRAFT202012.create_resource(schema)).resolver(_SCHEMA_URI)
+    problems = []
+    for reference in _references(schema):
+        try:
+            resolver.lookup(reference)
+        except Unresolvable:
+            problems.append(f"$ref '{reference}' points at nothing")
+    return problems
+
+
+_SCHEMA_URI = "urn:conformance:schema"
+
+
+def _references(schema: Any) -> Iterator[str]:
+    pending = [schema]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, dict):
+            if isinstance(node.get("$ref"), str):
+                yield node["$ref"]
+            pending.extend(node.values())
+        elif isinstance(node, list):
+            pending.extend(node)

@@ -37,18 +37,26 @@ def _line_batches(chunks: Iterable[bytes]) -> Iterator[list[bytes]]:
     ``bytes.splitlines`` splits only on LF, CR and CRLF (unlike ``str.splitlines``), which is the SSE rule.
     A CR at a chunk's end waits for the next chunk, where it may turn out to be half of a CRLF.
     """
-    pending = b""
+    # Pieces of an unfinished line are kept apart and joined once, when its end arrives: joining on every
+    # chunk would copy a long line once per chunk (quadratic in its length).
+    pending: list[bytes] = []
     for chunk in chunks:
         if not chunk:
             continue
+        if b"\n" not in chunk and b"\r" not in chunk:
+            pending.append(chunk)
+            continue
         if pending:
-            chunk = pending + chunk
+            pending.append(chunk)
+            chunk = b"".join(pending)
+            pending = []
         lines = chunk.splitlines(keepends=True)
-        pending = b"" if lines[-1].endswith(b"\n") else lines.pop()
+        if not lines[-1].endswith(b"\n"):
+            pending.append(lines.pop())
         if lines:
             yield lines
     if pending:
-        yield [pending]
+        yield [b"".join(pending)]
 
 
 def iter_lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
