@@ -21,7 +21,8 @@ from conformance.http import lower_headers
 from conformance.hygiene import hygiene_problems, redact
 from conformance.jsontext import parse_json
 from conformance.registry import select_adapters
-from conformance.report import build_report, render_markdown, write_atomic, write_reports
+from conformance.report import build_report, render_markdown, write_reports
+from conformance.reportfiles import Terminated, handle_sigterm_as_interrupt, write_atomic
 from conformance.runner import run_all
 from conformance.sanitize import report_safe, terminal_safe
 from conformance.sse import read_chunks
@@ -80,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = build_parser().parse_args(argv)
+    handle_sigterm_as_interrupt()
     handler = {"run": _run, "inspect": _inspect, "diff": _diff, "list": _list, "redact": _redact,
                "validate": _validate}[
         arguments.command]
@@ -87,14 +89,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return handler(arguments)
     except InputError as error:
         for problem in error.problems:
-            print(f"error: {problem}", file=sys.stderr)
+            print(terminal_safe(f"error: {problem}"), file=sys.stderr)
         return EXIT_INPUT
     except BrokenPipeError:  # the reader went away (e.g. `| head`): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_OK
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as interruption:
         print("interrupted: no report was written", file=sys.stderr)
-        return 130
+        return 143 if isinstance(interruption, Terminated) else 130
 
 
 def _run(arguments: argparse.Namespace) -> int:
@@ -110,13 +112,24 @@ def _run(arguments: argparse.Namespace) -> int:
     report = build_report(rows, list(adapters))
     written = write_reports(report, arguments.report_dir)
     markdown = render_markdown(report)
-    print(markdown)
-    summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
-    if summary_file:
-        with open(summary_file, "a", encoding="utf-8") as stream:  # GitHub Actions shows it on the run page
-            stream.write(markdown + "\n")
-    print("wrote " + ", ".join(str(path) for path in written))
+    print(terminal_safe(markdown))
+    _append_step_summary(markdown)
+    print(terminal_safe("wrote " + ", ".join(str(path) for path in written)))
     return EXIT_OK if report["summary"]["failed"] == 0 else EXIT_FAILED
+
+
+def _append_step_summary(markdown: str) -> None:
+    """GitHub Actions shows ``$GITHUB_STEP_SUMMARY`` on the run page. It is a convenience: when it cannot be
+    written, a warning says so and the run's own verdict (its exit code) stands."""
+    summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not summary_file:
+        return
+    try:
+        with open(summary_file, "a", encoding="utf-8") as stream:
+            stream.write(markdown + "\n")
+    except (OSError, ValueError) as error:
+        reason = getattr(error, "strerror", None) or str(error)
+        print(terminal_safe(f"warning: GITHUB_STEP_SUMMARY ({summary_file}) not written: {reason}"), file=sys.stderr)
 
 
 def _inspect(arguments: argparse.Namespace) -> int:
@@ -170,16 +183,27 @@ def _inspect(arguments: argparse.Namespace) -> int:
 
 
 def _looks_like_stream(data: bytes) -> bool:
-    """SSE fields, or JSON lines (one event object per line, as decoded binary event streams are stored)."""
-    head = data.lstrip()[:200]
-    return head.startswith((b"data:", b"event:", b":", b"id:", b"retry:")) or (head.startswith(b"{") and b"\n" in data)
+    """SSE fields, or JSON lines (one event object per line, as decoded binary event streams are stored).
+
+    A JSON body cut short is neither: its first line (``{`` of a pretty-printed body) is not a whole object, so
+    it is reported as "not JSON" instead of being read as a broken stream."""
+    stripped = data.lstrip()
+    if stripped.startswith((b"data:", b"event:", b":", b"id:", b"retry:")):
+        return True
+    first, newline, _ = stripped.partition(b"\n")
+    if not newline:
+        return False
+    try:
+        return isinstance(parse_json(first.decode("utf-8")), dict)
+    except (UnicodeDecodeError, ValueError):
+        return False
 
 
 def _diff(arguments: argparse.Namespace) -> int:
     old, new = load_report(arguments.old), load_report(arguments.new)
     changes = compare(old, new)
     markdown = render_diff(changes, str(arguments.old), str(arguments.new))
-    print(markdown, end="")
+    print(terminal_safe(markdown), end="")
     if arguments.output:
         write_atomic(arguments.output, markdown)
     return EXIT_FAILED if any(change.label == "regression" for change in changes) else EXIT_OK
@@ -188,10 +212,11 @@ def _diff(arguments: argparse.Namespace) -> int:
 def _list(arguments: argparse.Namespace) -> int:
     cases = load_cases(arguments.cases or [BUNDLED_CASES], known_providers=select_adapters(None, arguments.adapter))
     if arguments.markdown:
-        print(render_catalogue(cases), end="")
+        print(terminal_safe(render_catalogue(cases)), end="")
     else:
         for case in cases:
-            print(f"{case.id:<36} {case.scenario:<22} {case.expect.outcome:<18} {', '.join(sorted(case.providers))}")
+            print(terminal_safe(f"{case.id:<36} {case.scenario:<22} {case.expect.outcome:<18} "
+                                f"{', '.join(sorted(case.providers))}"))
     return EXIT_OK
 
 
@@ -205,7 +230,7 @@ def _redact(arguments: argparse.Namespace) -> int:
         cleaned = redact(text)
         if cleaned != text:
             write_atomic(path, cleaned)
-            print(f"redacted {path}")
+            print(terminal_safe(f"redacted {path}"))
     return EXIT_OK
 
 

@@ -19,6 +19,7 @@ from conformance.errors import InputError
 from conformance.registry import select_adapters
 from conformance.report import build_report, write_reports
 from conformance.runner import modes_for, run_case
+from conformance.sanitize import terminal_safe
 
 _CASES_KEY = pytest.StashKey[dict[Path, dict[Path, list[Case]]]]()
 # Rows are kept as JSON text until the end: thousands of nested dicts alive for the whole session would make
@@ -35,6 +36,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--conformance-report", default="reports", metavar="DIR",
                     help="where to write report.json/.md/.html for the case items that ran (default: reports; "
                          "an empty value writes nothing)")
+    group.addoption("--conformance-report-partial", action="store_true",
+                    help="write the reports even when the session stopped early (Ctrl-C, -x, --maxfail)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -102,7 +105,7 @@ class CaseFile(pytest.File):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, InputError):
-            return str(excinfo.value)
+            return terminal_safe(str(excinfo.value))
         return super().repr_failure(excinfo)
 
 
@@ -124,7 +127,7 @@ class CaseItem(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, (CaseFailed, InputError)):
-            return f"{self.case.path} [{self.provider}, {self.mode}]\n{excinfo.value}"
+            return terminal_safe(f"{self.case.path} [{self.provider}, {self.mode}]\n{excinfo.value}")
         return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Path, int, str]:
@@ -139,7 +142,7 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
         node.config.stash[_ROWS_KEY].extend(json.loads(rows))  # a list of row texts
 
 
-def pytest_sessionfinish(session: pytest.Session) -> None:
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int | pytest.ExitCode) -> None:
     config = session.config
     rows = config.stash.get(_ROWS_KEY, [])
     workeroutput = getattr(config, "workeroutput", None)
@@ -148,7 +151,28 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         workeroutput[_WORKER_ROWS] = json.dumps(rows)
         return
     directory = config.getoption("conformance_report")
-    if directory and rows:
-        parsed = [json.loads(row) for row in rows]
-        providers = sorted({row["provider"] for row in parsed})
+    if not directory or not rows:
+        return
+    stopped = exitstatus == pytest.ExitCode.INTERRUPTED or session.shouldfail or session.shouldstop
+    if stopped and not config.getoption("conformance_report_partial"):
+        # A session cut short (Ctrl-C, -x, --maxfail) ran only some rows: a report of them would replace the
+        # whole previous one and read as the full matrix.
+        _say(config, f"conformance: the session stopped early ({len(rows)} case items ran); the reports in "
+                     f"{directory} were left as they were (--conformance-report-partial writes them anyway)")
+        return
+    parsed = [json.loads(row) for row in rows]
+    providers = sorted({row["provider"] for row in parsed})
+    try:
         write_reports(build_report(parsed, providers), config.rootpath / directory)
+    except InputError as error:
+        for problem in error.problems:
+            _say(config, terminal_safe(f"conformance: error: {problem}"))
+        session.exitstatus = pytest.ExitCode.USAGE_ERROR
+
+
+def _say(config: pytest.Config, message: str) -> None:
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(message)
+    else:
+        print(message)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import importlib
-import os
+import importlib.util
 import sys
+from pathlib import Path
+from types import ModuleType
 
 from conformance.adapter import Adapter
 from conformance.errors import InputError, Problem
@@ -19,22 +21,46 @@ BUILTIN: dict[str, str] = {
 
 
 def load_adapter(spec: str) -> Adapter:
-    """The Adapter record named by ``module:object`` (e.g. ``myapp.llm:CONFORMANCE_ADAPTER``)."""
-    module_name, _, attribute = spec.partition(":")
+    """The Adapter record named by ``module:object`` (e.g. ``myapp.llm:CONFORMANCE_ADAPTER``) or by
+    ``path/to/file.py:object``.
+
+    Nothing is added to ``sys.path``: a module is imported only if the environment already makes it importable
+    (installed, or ``PYTHONPATH`` set by the user), and a file only when named. Running the command inside an
+    untrusted checkout therefore never imports code from it by accident."""
+    module_name, _, attribute = spec.rpartition(":")
     if not module_name or not attribute:
-        raise InputError([Problem(spec, None, "expected module:object", "e.g. --adapter myapp.adapters:ADAPTER")])
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())  # as `python -m` would: the user's adapter usually lives where they run
+        raise InputError([Problem(spec, None, "expected module:object or path/to/file.py:object",
+                                  "e.g. --adapter myapp.adapters:ADAPTER")])
     try:
-        module = importlib.import_module(module_name)
-    except ImportError as error:
-        fix = "make the module importable (install it, run from its folder, or set PYTHONPATH)"
+        module = _import_file(module_name) if module_name.endswith(".py") else importlib.import_module(module_name)
+    except (ImportError, OSError) as error:
+        fix = ("install the module, set PYTHONPATH to its folder, or name the file: --adapter path/to/file.py:"
+               f"{attribute}")
         raise InputError([Problem(spec, None, f"cannot import {module_name}: {error}", fix)]) from None
     adapter = getattr(module, attribute, None)
     if not isinstance(adapter, Adapter):
         raise InputError([Problem(spec, None, f"{attribute} is not a conformance.adapter.Adapter",
                                   "export an Adapter record (see README, 'Adding an adapter')")])
     return adapter
+
+
+def _import_file(path: str) -> ModuleType:
+    """A module from an explicitly named file, under a private name so it cannot shadow an installed one."""
+    file = Path(path).resolve()
+    name = f"_conformance_user_adapter_{abs(hash(str(file)))}"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, file)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"{path} is not a Python file")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module
 
 
 def builtin_adapters() -> dict[str, Adapter]:

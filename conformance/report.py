@@ -1,17 +1,13 @@
-"""The report as data (builtins only), and its JSON and Markdown renderings, written atomically."""
+"""The report as data (builtins only), and its JSON and Markdown renderings (written by ``reportfiles``)."""
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import signal
-import tempfile
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from conformance import reportfiles
+from conformance.errors import InputError, Problem
 from conformance.html import render_html
 from conformance.markdown import escape_cell
 from conformance.types import USAGE_FIELDS
@@ -20,7 +16,14 @@ SCHEMA_VERSION = 1
 
 
 def build_report(rows: list[dict[str, Any]], providers: list[str]) -> dict[str, Any]:
+    """The report of ``rows``; two rows under one case × provider × mode key are refused (InputError): the
+    upgrade gate matches rows by key and could keep the passing one."""
     rows = sorted(rows, key=lambda row: (row["case"], row["provider"], row["mode"]))
+    repeated = sorted({(a["case"], a["provider"], a["mode"]) for a, b in zip(rows, rows[1:], strict=False)
+                       if (a["case"], a["provider"], a["mode"]) == (b["case"], b["provider"], b["mode"])})
+    if repeated:
+        raise InputError([Problem(" × ".join(key), None, "two results for one case × provider × mode",
+                                  "give every case a unique id across the case folders") for key in repeated])
     passed = sum(1 for row in rows if row["passed"])
     return {
         "schema_version": SCHEMA_VERSION,
@@ -140,63 +143,12 @@ def _usage_table(rows: list[dict[str, Any]], providers: list[str]) -> list[str]:
     return lines
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so that a reader sees the old file or the new one, never half of one."""
-    temporary = _write_temporary(path, text)
-    try:
-        os.replace(temporary, path)
-    finally:
-        temporary.unlink(missing_ok=True)
-
-
-def _write_temporary(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    temporary = Path(name)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.chmod(temporary, 0o666 & ~_umask())  # mkstemp creates 0600; a report is for everyone to read
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
-    return temporary
-
-
-@contextlib.contextmanager
-def _sigint_deferred() -> Iterator[None]:
-    """Hold Ctrl-C while the reports are swapped in, so the three files always come from one run."""
-    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-
-
-def _umask() -> int:
-    current = os.umask(0)
-    os.umask(current)
-    return current
+def render_reports(report: dict[str, Any]) -> dict[str, str]:
+    """The three report texts by file name; rendering errors surface here, before anything is written."""
+    return {"report.json": render_json(report), "report.md": render_markdown(report),
+            "report.html": render_html(report)}
 
 
 def write_reports(report: dict[str, Any], directory: Path) -> list[Path]:
-    """All three reports, each written atomically; rendered first, so a rendering error writes nothing."""
-    outputs = {
-        directory / "report.json": render_json(report),
-        directory / "report.md": render_markdown(report),
-        directory / "report.html": render_html(report),
-    }
-    temporaries: dict[Path, Path] = {}
-    try:
-        for path, text in outputs.items():
-            temporaries[path] = _write_temporary(path, text)
-        with _sigint_deferred():
-            for path, temporary in temporaries.items():
-                os.replace(temporary, path)
-    finally:
-        for temporary in temporaries.values():
-            temporary.unlink(missing_ok=True)
-    return list(outputs)
+    """Render the three reports, then write them as one set (``conformance.reportfiles``)."""
+    return reportfiles.write_reports(render_reports(report), directory)

@@ -1,0 +1,165 @@
+"""Writing the report set so that a reader always sees one whole set from one run.
+
+``report.json``, ``report.md`` and ``report.html`` in the report folder are links into ``.current/``, and
+``.current`` is a link to a complete set folder under ``.sets/``. A run writes its set into a new folder, then
+replaces the ``.current`` link in one ``rename``: before it the old set is whole, after it the new one is,
+whatever kills the process (Ctrl-C, SIGTERM, SIGKILL, a full disk). One writer at a time holds
+``.report.lock``; a second is refused with a clear message rather than mixing two sets. Where links cannot
+be made (some Windows setups), each file is still replaced atomically, one after the other.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import tempfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+from conformance.errors import InputError, Problem
+
+REPORT_NAMES = ("report.json", "report.md", "report.html")
+CURRENT = ".current"
+SETS = ".sets"
+LOCK = ".report.lock"
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, handled like Ctrl-C: what was about to be written is not, and the previous reports stay."""
+
+
+def handle_sigterm_as_interrupt() -> None:
+    """From now on SIGTERM unwinds like Ctrl-C (``finally`` blocks run, temporary files are removed)."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _raise_terminated)
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise Terminated()
+
+
+def write_reports(texts: dict[str, str], directory: Path) -> list[Path]:
+    """Write the named report texts into ``directory`` as one set (see the module docstring).
+
+    Raises InputError, naming the folder, when it cannot be written (a file in its place, no permission, a
+    full disk, another writer); the previous set is then left as it was."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(str(directory / LOCK), timeout=0)
+        with lock:
+            _write_set(texts, directory)
+    except Timeout:
+        raise InputError([Problem(str(directory), None, "another run is writing reports to this folder",
+                                  "wait for it to finish, or pass a different --report-dir")]) from None
+    except OSError as error:
+        reason = error.strerror or str(error)
+        raise InputError([Problem(str(directory), None, f"cannot write the reports: {reason}",
+                                  "pass a writable --report-dir (a folder, with free space); the previous "
+                                  "reports are unchanged")]) from None
+    return [directory / name for name in texts]
+
+
+def _write_set(texts: dict[str, str], directory: Path) -> None:
+    sets = directory / SETS
+    sets.mkdir(exist_ok=True)
+    folder = Path(tempfile.mkdtemp(dir=sets, prefix="set-"))
+    swapped = False
+    try:
+        for name, text in texts.items():
+            _write_file(folder / name, text)
+        with _signals_deferred():
+            swapped = _swap_in(folder, directory, list(texts))
+    finally:
+        if not swapped:
+            shutil.rmtree(folder, ignore_errors=True)
+    _remove_old_sets(sets, keep=folder.name)
+
+
+def _write_file(path: Path, text: str) -> None:
+    with open(path, "w", encoding="utf-8") as stream:
+        stream.write(text)
+        stream.flush()
+        os.fsync(stream.fileno())
+    os.chmod(path, 0o666 & ~_umask())  # a report is for everyone to read, as any file the user writes
+
+
+def _swap_in(folder: Path, directory: Path, names: list[str]) -> bool:
+    """Point ``.current`` at ``folder`` in one rename, then make sure each report name links through it.
+    Returns False (and copies file by file) where links cannot be made."""
+    try:
+        _replace_with_link(directory / CURRENT, f"{SETS}/{folder.name}")
+    except (OSError, NotImplementedError):
+        for name in names:
+            os.replace(folder / name, directory / name)
+        return False
+    for name in names:
+        target = f"{CURRENT}/{name}"
+        link = directory / name
+        if not (link.is_symlink() and os.readlink(link) == target):
+            _replace_with_link(link, target)
+    return True
+
+
+def _replace_with_link(path: Path, target: str) -> None:
+    temporary = path.with_name(f"{path.name}.{os.getpid()}.link")
+    with contextlib.suppress(FileNotFoundError):
+        temporary.unlink()
+    os.symlink(target, temporary)
+    try:
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+def _remove_old_sets(sets: Path, keep: str) -> None:
+    """Sets no link points at any more, including those a killed run left behind."""
+    for entry in sets.iterdir():
+        if entry.name != keep:
+            shutil.rmtree(entry, ignore_errors=True)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write one file so that a reader sees the old file or the new one, never half of one."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as error:
+        raise InputError([Problem(str(path), None, f"cannot write: {error.strerror or error}",
+                                  "pass a writable path")]) from None
+    temporary = Path(name)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        mode = path.stat().st_mode & 0o7777 if path.exists() else 0o666 & ~_umask()
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except OSError as error:
+        raise InputError([Problem(str(path), None, f"cannot write: {error.strerror or error}",
+                                  "pass a writable path with free space; the file is unchanged")]) from None
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """Hold Ctrl-C and SIGTERM while the set is swapped in (a few renames)."""
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
