@@ -18,7 +18,7 @@ from conformance.diff import render_markdown as render_diff
 from conformance.errors import InputError, Problem
 from conformance.files import read_regular_file, regular_file_problem
 from conformance.http import lower_headers
-from conformance.hygiene import hygiene_problems, redact
+from conformance.hygiene import hygiene_problems, redact_file
 from conformance.jsontext import parse_json
 from conformance.registry import select_adapters
 from conformance.report import build_report, render_markdown, write_reports
@@ -222,14 +222,7 @@ def _list(arguments: argparse.Namespace) -> int:
 
 def _redact(arguments: argparse.Namespace) -> int:
     for path in arguments.files:
-        try:
-            text = path.read_bytes().decode("utf-8")
-        except (OSError, UnicodeDecodeError) as error:
-            problem = Problem(str(path), None, f"cannot read as UTF-8 text: {error}", "check the path")
-            raise InputError([problem]) from None
-        cleaned = redact(text)
-        if cleaned != text:
-            write_atomic(path, cleaned)
+        if redact_file(path):
             print(terminal_safe(f"redacted {path}"))
     return EXIT_OK
 

@@ -57,6 +57,7 @@ td.cell:hover { background: #eef4ff; }
 .pass { color: #17663a; } .fail { color: #b3261e; font-weight: 600; }
 .kinds { color: #56606b; font-size: 12px; }
 .flag { color: #8a5a00; }
+.entry + .entry { margin-top: .35rem; padding-top: .35rem; border-top: 1px dashed #d5dae0; }
 #details { margin-top: 1.2rem; padding: .8rem 1rem; border: 1px solid #d5dae0; background: #fbfcfd; }
 #details h2 { font-size: 1.1rem; margin: 0 0 .5rem; }
 pre { white-space: pre-wrap; word-break: break-word; background: #f3f5f7; padding: .4rem; margin: .3rem 0; }
@@ -94,7 +95,8 @@ function fillSelect(id, values, all) {
   for (const value of values) select.appendChild(el("option", value)).value = value;
   select.addEventListener("change", render);
 }
-fillSelect("f-mode", unique(ROWS.map((row) => row.mode)));
+// Every mode by default: a failure that exists only in stream mode must be visible on load.
+fillSelect("f-mode", unique(ROWS.map((row) => row.mode)), "all modes");
 fillSelect("f-provider", DATA.providers, "all providers");
 fillSelect("f-scenario", unique(ROWS.map((row) => row.scenario)), "all scenarios");
 fillSelect("f-status", ["passed", "failed"], "any status");
@@ -113,29 +115,44 @@ function render() {
   for (const title of ["case", "scenario", "expected", ...providers]) header.appendChild(el("th", title));
   head.appendChild(header);
   const cases = unique(ROWS.map((row) => row.case));
+  let shown = 0;
   for (const name of cases) {
-    const cells = providers.map((p) => ROWS.find((row) => row.case === name && row.provider === p && row.mode === mode));
+    const cells = providers.map((p) => ROWS.filter((row) => row.case === name && row.provider === p && (!mode || row.mode === mode)));
     const any = ROWS.find((row) => row.case === name);
     if (scenario && any.scenario !== scenario) continue;
-    if (status && !cells.some((row) => row && (row.passed ? "passed" : "failed") === status)) continue;
+    if (status && !cells.some((rows) => rows.some((row) => (row.passed ? "passed" : "failed") === status))) continue;
+    shown += 1;
     const tr = el("tr");
     tr.dataset.case = name;
     tr.appendChild(el("td", name));
     tr.appendChild(el("td", any.scenario));
     tr.appendChild(el("td", any.expected.outcome));
-    cells.forEach((row) => {
+    cells.forEach((rows) => {
       const td = el("td", undefined, "cell");
-      if (!row) { td.textContent = "—"; tr.appendChild(td); return; }
-      td.dataset.provider = row.provider;
-      td.appendChild(el("div", (row.passed ? "✔ " : "✘ ") + row.outcome, row.passed ? "pass" : "fail"));
-      td.appendChild(el("div", row.turns.map((turn) => turn.kind).join(" → "), "kinds"));
-      if (row.override) td.appendChild(el("div", "⚑ override", "flag"));
-      td.addEventListener("click", () => showDetails(row));
+      if (!rows.length) { td.textContent = "—"; tr.appendChild(td); return; }
+      td.dataset.provider = rows[0].provider;
+      for (const row of rows) {
+        const entry = el("div", undefined, "entry");
+        entry.dataset.mode = row.mode;
+        const label = (mode ? "" : row.mode + ": ") + (row.passed ? "✔ " : "✘ ") + row.outcome;
+        entry.appendChild(el("div", label, row.passed ? "pass" : "fail"));
+        entry.appendChild(el("div", row.turns.map((turn) => turn.kind).join(" → "), "kinds"));
+        if (row.override) entry.appendChild(el("div", "⚑ override", "flag"));
+        entry.addEventListener("click", () => showDetails(row));
+        td.appendChild(entry);
+      }
       tr.appendChild(td);
     });
     body.appendChild(tr);
   }
-  drawChart(mode, providers, scenario);
+  if (!shown) {
+    const tr = el("tr");
+    const td = el("td", "No result matches these filters.");
+    td.colSpan = providers.length + 3;
+    tr.appendChild(td);
+    body.appendChild(tr);
+  }
+  drawChart(mode || "body", providers, scenario);
 }
 
 function showDetails(row) {

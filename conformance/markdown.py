@@ -19,7 +19,8 @@ WORD_JOINER = "\u2060"
 _AUTOLINKS = (
     (re.compile("://"), ":" + WORD_JOINER + "//"),
     (re.compile(r"(?i)(www)\."), r"\1" + WORD_JOINER + "."),
-    (re.compile(r"@(?=\w)"), "@" + WORD_JOINER),
+    # Before the @ it breaks an e-mail autolink, after it a mention.
+    (re.compile(r"@(?=\w)"), WORD_JOINER + "@" + WORD_JOINER),
 )
 
 

@@ -35,6 +35,9 @@ def report_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     body = json.loads(fixture.read_text())
     body["choices"][0]["message"]["content"] = "Order ORD-1001 has shipped. " + HOSTILE
     fixture.write_text(json.dumps(body))
+    # A failure that exists only in stream mode: the body still says length, the stream now says stop.
+    stream = cases / "truncation/openai-chat/turn1.sse"
+    stream.write_text(stream.read_text().replace('"finish_reason":"length"', '"finish_reason":"stop"'))
     adapters = builtin_adapters()
     write_reports(build_report(run_all(load_cases([cases]), adapters), list(adapters)), folder)
     return folder / "report.html"
@@ -62,7 +65,7 @@ def page(report_page: Path) -> Any:
 
 
 def visible_cases(page: Any) -> list[str]:
-    return page.eval_on_selector_all("#matrix tbody tr", "rows => rows.map(row => row.dataset.case)")
+    return page.eval_on_selector_all("#matrix tbody tr[data-case]", "rows => rows.map(row => row.dataset.case)")
 
 
 def test_the_page_loads_with_no_console_error_and_no_network(page: Any, report_page: Path) -> None:
@@ -83,15 +86,26 @@ def test_the_filters_narrow_the_matrix(page: Any) -> None:
     assert headers == ["case", "scenario", "expected", "gemini"]
     page.select_option("#f-provider", "")
     page.select_option("#f-status", "failed")
+    assert visible_cases(page) == ["truncation"]
+    page.select_option("#f-mode", "body")
     assert visible_cases(page) == []
+    assert "No result matches these filters." in page.inner_text("#matrix tbody")
     page.select_option("#f-status", "")
     page.select_option("#f-mode", "stream")
     assert len(visible_cases(page)) == len(load_cases([CASES]))
-    page.select_option("#f-mode", "body")
+    page.select_option("#f-mode", "")
+
+
+def test_a_failure_only_in_stream_mode_is_visible_on_load(report_page: Path, page: Any) -> None:
+    page.reload()
+    page.wait_for_selector("#matrix tbody tr")
+    assert page.input_value("#f-mode") == ""  # all modes
+    cell = page.inner_text('tr[data-case="truncation"] td[data-provider="openai-chat"]')
+    assert "stream: ✘" in cell and "body: ✔" in cell
 
 
 def test_model_text_that_looks_like_markup_renders_as_text(page: Any) -> None:
-    page.click('tr[data-case="normal"] td[data-provider="openai-chat"]')
+    page.click('tr[data-case="normal"] td[data-provider="openai-chat"] .entry[data-mode="body"]')
     details = page.inner_text("#details")
     assert HOSTILE in details
     assert page.evaluate("window.__xss") is None

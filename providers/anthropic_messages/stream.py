@@ -83,7 +83,7 @@ class _Assembly:
         if not isinstance(delta, dict):
             return
         block = self.blocks[index]
-        delta_type = delta.get("type")
+        delta_type = delta.get("type") if isinstance(delta.get("type"), str) else None
         if delta_type in TEXT_DELTAS:
             block_type, name = TEXT_DELTAS[delta_type]
             if block.get("type") == block_type and isinstance(delta.get(name), str):
