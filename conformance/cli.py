@@ -1,4 +1,4 @@
-"""The ``conformance`` command: run, inspect, validate (CONTRACT.md, "Command line")."""
+"""The ``conformance`` command: run, inspect, diff, validate, list, redact (docs/contract.md, "Command line")."""
 
 from __future__ import annotations
 

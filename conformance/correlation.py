@@ -1,4 +1,4 @@
-"""Call correlation, checked on the requests an adapter built (CONTRACT.md, "Call correlation").
+"""Call correlation, checked on the requests an adapter built (docs/contract.md, "Correlation").
 
 Id uniqueness is reported here and enforced by the loop (a reuse ends it as ``duplicate_call_id``).
 Every follow-up request must keep the static prefix byte-identical, only grow the history at the end,

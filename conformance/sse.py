@@ -93,7 +93,7 @@ def iter_events(chunks: Iterable[bytes]) -> Iterator[ServerSentEvent]:
                     value = value[1:]
                 if name == b"id" and b"\0" not in value:
                     event_id = value.decode("utf-8", errors="replace")
-                elif name == b"retry" and value.isdigit():
+                elif name == b"retry" and value.isdigit() and len(value) <= 12:  # milliseconds; longer is noise
                     retry = int(value)
                 elif name == b"data":
                     data.append(value)  # a bare `data` line: an empty data value

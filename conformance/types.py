@@ -1,4 +1,4 @@
-"""The internal types every adapter maps a vendor response to (CONTRACT.md, "Internal kinds").
+"""The internal types every adapter maps a vendor response to (docs/contract.md, "Kinds").
 
 Business code depends on these, never on a wire format. Each kind is a small frozen dataclass with a
 ``kind`` tag; wire JSON stays plain dicts at the edge and only travels here as opaque ``output_items``.

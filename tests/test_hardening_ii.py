@@ -569,3 +569,12 @@ def test_a_control_character_is_one_line_with_its_line_number(tmp_path: Path) ->
 
 def test_the_bundled_cases_still_load(cases: Path) -> None:
     assert len(load_cases([cases])) == len(load_cases([CASES])) > 30
+
+
+# ---- 20. Found by the structure-aware fuzzer ---------------------------------------------------------------------
+
+def test_an_sse_retry_field_of_thousands_of_digits_is_ignored() -> None:
+    from conformance.sse import iter_events
+
+    events = list(iter_events([b"retry: " + b"9" * 5000 + b"\ndata: {}\n\n"]))
+    assert [(event.data, event.retry) for event in events] == [("{}", None)]

@@ -8,7 +8,7 @@ from typing import Any
 from conformance.http import default_error, error_kind, parse_retry_after
 from conformance.types import ModelResponse
 
-# error.type → (retryable?, reason) (wire-formats §3e). 529 overloaded_error is retryable; 402
+# error.type → (retryable?, reason) (docs.anthropic.com/en/api/errors). 529 overloaded_error is retryable; 402
 # billing_error is a quota problem that no retry fixes.
 ERROR_TYPES: dict[str, tuple[bool, str]] = {
     "invalid_request_error": (False, "invalid_request"),
@@ -57,7 +57,8 @@ def classify_error(status: int, body: Any, headers: Mapping[str, str]) -> ModelR
 
 
 def classify_stream_error(event: Any) -> ModelResponse:
-    """An ``event: error`` inside a 200 stream (wire-formats §3d): its ``error.type`` decides, through the same
+    """An ``event: error`` inside a 200 stream (docs.anthropic.com/en/docs/build-with-claude/streaming): its
+    ``error.type`` decides, through the same
     table as HTTP errors; a stream error that names nothing known is retryable ``server_error``."""
     error = event.get("error") if isinstance(event, dict) else None
     error = error if isinstance(error, dict) else {}

@@ -1,4 +1,4 @@
-"""A Messages JSON body → one contract kind (wire-formats §3b, §8 "Anthropic Messages")."""
+"""A Messages JSON body → one contract kind (anthropic.types.Message; docs/contract.md)."""
 
 from __future__ import annotations
 

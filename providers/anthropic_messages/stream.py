@@ -1,4 +1,4 @@
-"""A Messages SSE transcript → the same kind its body gives (wire-formats §3d).
+"""A Messages SSE transcript → the same kind its body gives (docs.anthropic.com/en/docs/build-with-claude/streaming).
 
 The message is rebuilt from the events (blocks by ``index``, stop fields and usage from ``message_delta``) and
 handed to ``classify_body``, so body and stream share one set of mapping rules.
@@ -75,7 +75,8 @@ class _Assembly:
                 self.stop.update({key: delta[key] for key in DELTA_FIELDS if key in delta})
             usage = data.get("usage")
             if isinstance(usage, dict):
-                # Cumulative counts (wire-formats §3d): they overwrite message_start's, never add to them; a
+                # Cumulative counts (docs.anthropic.com/en/docs/build-with-claude/streaming): they overwrite
+                # message_start's, never add to them; a
                 # null leaves the earlier value, as the SDK's accumulator does.
                 self.usage.update({key: value for key, value in usage.items() if value is not None})
 
@@ -194,7 +195,8 @@ def assemble_stream(chunks: Iterable[bytes]) -> StreamResult:
         if summary.terminal:
             continue
         if event_type == "error" or event.event == "error":
-            # The connection closes after it, with no message_stop (wire-formats §3d).
+            # The connection closes after it, with no message_stop (docs.anthropic.com/en/docs/build-with-
+            # claude/streaming).
             summary.terminal = True
             identity = assembly.identity()
             result = dataclasses.replace(classify_stream_error(data), response_id=identity["id"],

@@ -29,7 +29,8 @@ ERROR_TYPES: dict[str, tuple[bool, str]] = {
     "ServiceQuotaExceededException": (False, "quota"),
 }
 
-# A context overflow is a plain ValidationException; only the message tells (wire-formats §5e:
+# A context overflow is a plain ValidationException; only the message tells
+# (docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html#API_runtime_Converse_Errors:
 # Bedrock's own wording, and Anthropic's "prompt is too long: N tokens > M maximum").
 CONTEXT_WINDOW_PHRASES = ("input is too long", "prompt is too long", "too many input tokens")
 

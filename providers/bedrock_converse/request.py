@@ -18,7 +18,7 @@ from conformance.adapter import (
 from conformance.calls import compact_json
 
 # Task.tool_choice → the member of Converse `toolChoice` (service model `ToolChoice`: auto | any | tool).
-# Converse has no `none` choice (wire-formats §5a): `toolChoice` is left out, which means "auto", and
+# Converse has no `none` choice (botocore bedrock-runtime ToolChoice): `toolChoice` is left out, which means "auto", and
 # `toolConfig` stays: Bedrock is said to want it whenever the history holds tool blocks (unverified, §11).
 TOOL_CHOICES: dict[str, str | None] = {
     "auto": "auto",

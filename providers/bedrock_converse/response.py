@@ -1,4 +1,4 @@
-"""A Converse JSON body → one contract kind (wire-formats §5b, §8 "Bedrock Converse"; CONTRACT.md wins)."""
+"""A Converse JSON body → one contract kind (botocore bedrock-runtime ConverseResponse; docs/contract.md)."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ STOP_REASONS: dict[str, tuple[str, str]] = {
     # A Bedrock guardrail, or the model vendor's own filter: the content holds the configured blocked message.
     "guardrail_intervened": ("refusal", "filter"),
     "content_filtered": ("refusal", "filter"),
-    # CONTRACT.md: a vendor signal that the tool call could not be parsed is an invalid_tool_call.
+    # docs/contract.md: a vendor signal that the tool call could not be parsed is an invalid_tool_call.
     "malformed_tool_use": ("invalid_tool_call", ""),
     # The model produced output Bedrock could not parse; nothing about the request is wrong.
     "malformed_model_output": ("retryable_error", "server_error"),

@@ -1,6 +1,7 @@
-"""A ConverseStream transcript → the same kind its Converse body gives (wire-formats §5d). The binary
-``application/vnd.amazon.eventstream`` body is stored DECODED: one JSON line per frame, a one-member object
-``{"<eventName>": <payload>}`` as boto3 yields it, exception frames included (``{"throttlingException": {...}}``).
+"""A ConverseStream transcript → the same kind its Converse body gives (botocore bedrock-runtime
+ConverseStreamOutput). The binary ``application/vnd.amazon.eventstream`` body is stored DECODED: one JSON line
+per frame, a one-member object ``{"<eventName>": <payload>}`` as boto3 yields it, exception frames included
+(``{"throttlingException": {...}}``).
 """
 
 from __future__ import annotations

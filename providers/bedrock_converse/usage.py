@@ -15,13 +15,14 @@ def normalize_usage(raw: Any) -> Usage | None:
     cache_read = count(raw, "cacheReadInputTokens")
     cache_write = count(raw, "cacheWriteInputTokens")
     return Usage(
-        # inputTokens excludes cache reads and writes, like Anthropic's (wire-formats §5c, crmne/ruby_llm#832).
+        # inputTokens excludes cache reads and writes, like Anthropic's (botocore bedrock-runtime TokenUsage,
+        # crmne/ruby_llm#832).
         # Without inputTokens the prompt total is unknown: the cache buckets alone would understate it.
         input_tokens=add(uncached, cache_read, cache_write) if uncached is not None else None,
         cached_input_tokens=cache_read,
         cache_write_tokens=cache_write,
         output_tokens=count(raw, "outputTokens"),
-        # Converse reports no reasoning-token count (wire-formats §5c).
+        # Converse reports no reasoning-token count (botocore bedrock-runtime TokenUsage).
         reasoning_tokens=None,
         total_tokens=count(raw, "totalTokens"),
         raw=raw,

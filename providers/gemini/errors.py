@@ -12,7 +12,8 @@ from typing import Any
 from conformance.http import default_error, error_kind, parse_duration, parse_retry_after
 from conformance.types import ModelResponse, RetryableError
 
-# error.status (google.rpc.Code name) → (retryable?, reason); wire-formats §4e, §9. Statuses not named
+# error.status (google.rpc.Code name) → (retryable?, reason); ai.google.dev/gemini-api/docs/troubleshooting;
+# ai.google.dev/gemini-api/docs/rate-limits. Statuses not named
 # here (FAILED_PRECONDITION, CANCELLED, ...) fall back to the HTTP status defaults.
 RPC_STATUSES: dict[str, tuple[bool, str]] = {
     "RESOURCE_EXHAUSTED": (True, "rate_limit"),
@@ -35,7 +36,8 @@ ERROR_INFO_REASONS: dict[str, tuple[bool, str]] = {
 CONTEXT_WINDOW_PHRASES = ("input token count", "exceeds the maximum number of tokens")
 
 # A per-day quota is 429 RESOURCE_EXHAUSTED like a per-minute rate limit, but retrying will not help until
-# the quota resets (wire-formats §9), and its body often carries a RetryInfo anyway. The rule: it is a
+# the quota resets (ai.google.dev/gemini-api/docs/rate-limits), and its body often carries a RetryInfo anyway. The rule:
+# it is a
 # daily quota when any google.rpc.QuotaFailure violation names a per-day quota in `quotaId`/`quotaMetric`
 # (e.g. "GenerateRequestsPerDayPerProjectPerModel-FreeTier"), or when the message says "per day"/"daily".
 # Quota ids are CamelCase, so they are compared lower-cased with `_` and `-` removed; the message is
@@ -63,7 +65,8 @@ def classify_error(status: int, body: Any, headers: Mapping[str, str]) -> ModelR
 
 
 def classify_stream_error(frame: Any) -> ModelResponse:
-    """An ``{"error": {...}}`` frame inside a 200 stream (wire-formats §4d): the same tables as an HTTP error,
+    """An ``{"error": {...}}`` frame inside a 200 stream
+    (ai.google.dev/api/generate-content#method:-models.streamgeneratecontent): the same tables as an HTTP error,
     with ``error.code`` standing in for the status. An error that names no code and no known status is a
     retryable server_error; the transport status was 200, so ``http_status`` stays None."""
     error = _unwrap(frame)

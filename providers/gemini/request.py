@@ -17,7 +17,7 @@ from conformance.adapter import (
 )
 
 # task.tool_choice → functionCallingConfig.mode. `ANY` means "must call a function"; a forced tool is
-# `ANY` narrowed by allowedFunctionNames (wire-formats §4a).
+# `ANY` narrowed by allowedFunctionNames (google.genai.types.FunctionCallingConfig).
 TOOL_CHOICE_MODES: dict[str, str] = {
     "auto": "AUTO",
     "none": "NONE",
@@ -65,7 +65,8 @@ def _contents(entry: TranscriptEntry) -> list[Any]:
         return [{"role": "user", "parts": [{"text": entry.text}]}]
     if isinstance(entry, ModelTurn):
         # The candidate content goes back exactly as received: a thoughtSignature must stay on the same
-        # part, in the same position, or Gemini 3 answers 400 (wire-formats §4b, "Thought signatures").
+        # part, in the same position, or Gemini 3 answers 400 (google.genai.types.Part; ai.google.dev/gemini-
+        # api/docs/function-calling, "Thought signatures").
         return list(entry.response.output_items)
     if not entry.results:
         return []
@@ -75,7 +76,8 @@ def _contents(entry: TranscriptEntry) -> list[Any]:
 
 def _function_response(result: ToolResult) -> dict[str, Any]:
     response: dict[str, Any] = {}
-    # Only echo an id the server sent: Vertex used to reject an unknown `id` field (wire-formats §4b).
+    # Only echo an id the server sent: Vertex used to reject an unknown `id` field (google.genai.types.Part;
+    # ai.google.dev/gemini-api/docs/function-calling).
     if not result.call.synthesized_id:
         response["id"] = result.call.call_id
     response["name"] = result.call.name

@@ -1,4 +1,5 @@
-"""A ``generateContent`` JSON body → one contract kind (wire-formats §4b, §8 "Google Gemini", CONTRACT.md)."""
+"""A ``generateContent`` JSON body → one contract kind (google.genai.types.Part;
+ai.google.dev/gemini-api/docs/function-calling; docs/contract.md)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ FINISH_REASONS: dict[str, tuple[str, str]] = {
     "MAX_TOKENS": ("incomplete", "max_tokens"),
     # The per-request token limit was hit but generation can resume with candidates[].continuationToken.
     "CONTINUATION": ("incomplete", "continuation"),
-    # Safety and policy filters (CONTRACT.md: a filter is a refusal with source `filter`).
+    # Safety and policy filters (docs/contract.md: a filter is a refusal with source `filter`).
     "SAFETY": ("refusal", "filter"),
     "PROHIBITED_CONTENT": ("refusal", "filter"),
     "BLOCKLIST": ("refusal", "filter"),
@@ -36,11 +37,11 @@ FINISH_REASONS: dict[str, tuple[str, str]] = {
     "IMAGE_PROHIBITED_CONTENT": ("refusal", "filter"),
     "MODEL_ARMOR": ("refusal", "filter"),  # Vertex only
     "ESCALATION": ("refusal", "filter"),  # Gemini API only: an escalation rule filtered the output
-    # The recitation check stopped output that quotes a source too closely. wire-formats §8 lets us pick
+    # The recitation check stopped output that quotes a source too closely. docs/contract.md lets us pick
     # refusal or incomplete; this adapter fixes it as a filter refusal, like the other output filters.
     "RECITATION": ("refusal", "filter"),
     "IMAGE_RECITATION": ("refusal", "filter"),
-    # The vendor's own tool-call verdicts (CONTRACT.md: invalid_tool_call). UNEXPECTED_TOOL_CALL is its
+    # The vendor's own tool-call verdicts (docs/contract.md: invalid_tool_call). UNEXPECTED_TOOL_CALL is its
     # unknown-tool signal: a call to an undeclared function, or while function calling is off.
     "UNEXPECTED_TOOL_CALL": ("invalid_tool_call", "undeclared_tool"),
     "MALFORMED_FUNCTION_CALL": ("invalid_tool_call", "malformed"),
@@ -76,7 +77,8 @@ BLOCK_REASONS = (
 # tool invocations (toolConfig.includeServerSideToolInvocations). They stay in the replayed content.
 IGNORED_PAYLOADS = frozenset({"executableCode", "codeExecutionResult", "toolCall", "toolResponse"})
 
-# Part keys that only describe a part (a part has one payload and optional metadata, wire-formats §4b).
+# Part keys that only describe a part (a part has one payload and optional metadata, google.genai.types.Part;
+# ai.google.dev/gemini-api/docs/function-calling).
 # A part holding only a thoughtSignature is metadata as well.
 PART_METADATA = frozenset(
     {
@@ -162,7 +164,7 @@ def _answer(scan: _Scan, raw: str, common: dict[str, Any]) -> ModelResponse:
         return classify_calls(raw, scan.calls, scan.text, common)
     if scan.text:
         return Text(raw=raw, text=scan.text, **common)
-    # STOP with no usable parts happens in long agent runs (pydantic/pydantic-ai#2631); CONTRACT.md: empty.
+    # STOP with no usable parts happens in long agent runs (pydantic/pydantic-ai#2631); docs/contract.md: empty.
     return Empty(raw=raw, **common)
 
 
@@ -215,7 +217,8 @@ def _scan_text(part: Mapping[str, Any], index: int, scan: _Scan) -> None:
     if not isinstance(text, str):
         scan.mark_unknown(f"text of type {type(text).__name__}", f"parts[{index}].text")
     elif part.get("thought") is not True:
-        # A `thought: true` text part is a thought summary: reasoning, never the answer (wire-formats §4b).
+        # A `thought: true` text part is a thought summary: reasoning, never the answer (google.genai.types.Part;
+        # ai.google.dev/gemini-api/docs/function-calling).
         scan.texts.append(text)
 
 
@@ -229,7 +232,8 @@ def _scan_call(function_call: Any, index: int, scan: _Scan) -> None:
     arguments = function_call.get("args", {})
     position = len(scan.calls)
     if call_id is None or call_id == "":
-        # Gemini 1.x/2.x often send no id (wire-formats §4b): made up from the body alone, so classifying
+        # Gemini 1.x/2.x often send no id (google.genai.types.Part; ai.google.dev/gemini-api/docs/function-calling):
+        # made up from the body alone, so classifying
         # the same body twice gives the same id, and flagged so results are matched by name and order.
         synthesized = f"{name if isinstance(name, str) else ''}#{position}"
         scan.calls.append(call_from_object(synthesized, name, arguments, synthesized_id=True))

@@ -1,4 +1,5 @@
-"""A ``streamGenerateContent?alt=sse`` transcript → the same kind its body gives (wire-formats §4d).
+"""A ``streamGenerateContent?alt=sse`` transcript → the same kind its body gives
+(ai.google.dev/api/generate-content#method:-models.streamgeneratecontent).
 
 Every frame is a whole GenerateContentResponse chunk; candidate 0's parts are rebuilt into one body for
 ``classify_body``, so body and stream can never disagree on a mapping rule.

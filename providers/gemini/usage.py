@@ -1,4 +1,5 @@
-"""Gemini ``usageMetadata`` → normalized usage (wire-formats §4c, §7).
+"""Gemini ``usageMetadata`` → normalized usage (google.genai.types.GenerateContentResponseUsageMetadata;
+docs/contract.md, "Usage").
 
 ``candidatesTokenCount`` excludes thoughts and ``promptTokenCount`` excludes server-side tool results, so
 both are added back; ``promptTokenCount`` already includes cached content, which is not added again.

@@ -1,4 +1,5 @@
-"""A Chat Completions JSON body → one contract kind (wire-formats §2b, §2f, §8 "OpenAI Chat Completions")."""
+"""A Chat Completions JSON body → one contract kind (openai.types.chat.ChatCompletion; docs/contract.md,
+"OpenAI-compatible servers")."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ FINISH_REASONS: dict[str, tuple[str, str]] = {
     "function_call": ("answer", ""),
     "length": ("incomplete", "max_tokens"),
     "content_filter": ("refusal", "filter"),
-    # OpenAI-compatible servers (wire-formats §2f):
+    # OpenAI-compatible servers (docs/contract.md, "OpenAI-compatible servers"):
     "model_context_window_exceeded": ("incomplete", "context_window"),  # GLM / Z.ai, gateways
     "model_length": ("incomplete", "context_window"),  # Mistral
     "insufficient_system_resource": ("retryable_error", "overloaded"),  # DeepSeek
@@ -97,7 +98,7 @@ def _answer(message: Mapping[str, Any], raw: str, text: str | None, common: dict
             return Unsupported(raw=raw, raw_type=f"tool_calls[{index}].type={entry_type}", **common)
     legacy = message.get("function_call")
     if not calls and isinstance(legacy, dict):
-        # The legacy shape carries no id; one is made up and flagged (wire-formats §8).
+        # The legacy shape carries no id; one is made up and flagged (docs/contract.md).
         legacy_call = call_from_json_string("function_call-0", legacy.get("name"), legacy.get("arguments"))
         calls.append(
             ToolCall(

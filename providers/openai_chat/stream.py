@@ -1,7 +1,8 @@
 """A Chat Completions SSE transcript (``data:`` chunks ended by ``data: [DONE]``) → the kind its body gives.
 
 Tool-call fragments are joined per ``index`` (the id and name come only in the first fragment); usage comes
-from the extra ``choices: []`` chunk that ``stream_options.include_usage`` asks for (wire-formats §2d).
+from the extra ``choices: []`` chunk that ``stream_options.include_usage`` asks for
+(openai.types.chat.ChatCompletionChunk; platform.openai.com/docs/api-reference/chat-streaming).
 """
 
 from __future__ import annotations
@@ -58,7 +59,8 @@ class _Assembly:
         if isinstance(delta.get("function_call"), dict):
             self._function_call(delta["function_call"])
             carried.append("function_call")
-        # null, "" or a missing finish_reason all mean "not finished" (compatible servers, wire-formats §2f).
+        # null, "" or a missing finish_reason all mean "not finished" (compatible servers, docs/contract.md, "OpenAI-
+        # compatible servers").
         if choice.get("finish_reason"):
             self.finish = choice["finish_reason"]
             carried.append("finish")

@@ -9,7 +9,7 @@ from conformance.http import default_error, error_kind, parse_retry_after
 from conformance.types import InvalidToolCall, ModelResponse, Refusal
 
 # error.code / error.type → (retryable?, reason). A 429 with insufficient_quota is billing, not a rate
-# limit (langchain-ai/langchainjs#1929); context_length_exceeded is a 400 (wire-formats §1e).
+# limit (langchain-ai/langchainjs#1929); context_length_exceeded is a 400 (platform.openai.com/docs/guides/error-codes).
 ERROR_CODES: dict[str, tuple[bool, str]] = {
     "insufficient_quota": (False, "quota"),
     "billing_hard_limit_reached": (False, "quota"),
@@ -45,7 +45,8 @@ ERROR_TYPE_STATUS: dict[str, int] = {
     "ServiceUnavailableError": 503,
 }
 
-# Compatible servers that deliver a moderation block as an HTTP error (DashScope, wire-formats §2f).
+# Compatible servers that deliver a moderation block as an HTTP error (DashScope, docs/contract.md, "OpenAI-compatible
+# servers").
 FILTER_CODES = frozenset({"data_inspection_failed"})
 
 # DeepSeek and others send the OpenAI wording for a context overflow without the dedicated code.
@@ -119,7 +120,8 @@ def _decide(
     if status == 400 and message and any(phrase in message.lower() for phrase in CONTEXT_WINDOW_PHRASES):
         return False, "context_window"
     retryable, reason = default_error(status)
-    # The SDKs let the server overrule their status rule with x-should-retry (wire-formats §1e).
+    # The SDKs let the server overrule their status rule with x-should-retry (platform.openai.com/docs/guides/error-
+    # codes).
     should_retry = headers.get("x-should-retry")
     if should_retry == "true":
         retryable = True

@@ -35,7 +35,8 @@ def build_request(task: Task, transcript: Sequence[TranscriptEntry]) -> dict[str
         "parallel_tool_calls": True,
         "max_output_tokens": task.max_output_tokens,
         "store": False,
-        # Stateless replay of reasoning items needs their encrypted content back (wire-formats §1b).
+        # Stateless replay of reasoning items needs their encrypted content back (openai.types.responses.Response;
+        # platform.openai.com/docs/api-reference/responses/object).
         "include": ["reasoning.encrypted_content"],
     }
     if task.output_schema is not None:

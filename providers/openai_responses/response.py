@@ -1,4 +1,5 @@
-"""A Responses JSON body → one contract kind (wire-formats §1b, §8 "OpenAI Responses")."""
+"""A Responses JSON body → one contract kind (openai.types.responses.Response;
+platform.openai.com/docs/api-reference/responses/object; docs/contract.md)."""
 
 from __future__ import annotations
 

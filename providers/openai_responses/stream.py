@@ -1,4 +1,5 @@
-"""A Responses SSE transcript → the same kind its body gives (wire-formats §1d).
+"""A Responses SSE transcript → the same kind its body gives
+(platform.openai.com/docs/api-reference/responses-streaming).
 
 Items are rebuilt from the events: ``output_item.added`` opens an item, text and argument deltas fill it
 (argument deltas are keyed by ``item_id``, never by ``call_id``), ``output_item.done`` replaces it with the
