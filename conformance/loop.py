@@ -21,16 +21,6 @@ from conformance.types import InvalidToolCall, ModelResponse, Text, ToolCall
 from conformance.verify import verify_text
 from conformance.world import Receipt
 
-OUTCOMES = (
-    "answer_ready",
-    "unverified_answer",
-    "schema_invalid",
-    "permission_denied",
-    "unknown_tool",
-    "invalid_arguments",
-    "duplicate_call_id",
-    "budget_exhausted",
-)
 
 
 @dataclass(slots=True)

@@ -8,18 +8,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal, get_args
 
-USAGE_FIELDS = (
+# The contract's vocabularies, defined once. The case schema (conformance/schema/case.schema.json) and
+# docs/contract.md list the same words; tests/test_vocabulary.py keeps the copies equal.
+
+UsageField = Literal[
     "input_tokens",
     "cached_input_tokens",
     "cache_write_tokens",
     "output_tokens",
     "reasoning_tokens",
     "total_tokens",
-)
+]
+USAGE_FIELDS: tuple[UsageField, ...] = get_args(UsageField)
 
-KINDS = (
+Kind = Literal[
     "text",
     "tool_calls",
     "refusal",
@@ -29,7 +33,29 @@ KINDS = (
     "invalid_tool_call",
     "unsupported",
     "empty",
-)
+]
+KINDS: tuple[Kind, ...] = get_args(Kind)
+
+# What the business got from a whole loop: its own outcomes, or a terminal kind as itself.
+LoopOutcome = Literal[
+    "answer_ready",
+    "unverified_answer",
+    "schema_invalid",
+    "permission_denied",
+    "unknown_tool",
+    "invalid_arguments",
+    "duplicate_call_id",
+    "budget_exhausted",
+]
+Outcome = LoopOutcome | Literal[
+    "refusal", "incomplete", "retryable_error", "fatal_error", "invalid_tool_call", "unsupported", "empty"
+]
+OUTCOMES: tuple[str, ...] = (*get_args(LoopOutcome), *(kind for kind in KINDS if kind not in ("text", "tool_calls")))
+
+# The reason a refusal carries.
+RefusalSource = Literal["model", "filter"]
+# Why generation stopped short.
+IncompleteReason = Literal["max_tokens", "context_window", "pause_turn", "continuation", "other"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -83,7 +109,7 @@ class ToolCall:
 class ModelResponse:
     """What one vendor response means; subclasses are the contract kinds."""
 
-    kind: ClassVar[str] = ""
+    kind: ClassVar[Kind]
     raw: str
     """The raw vendor value that decided the kind, e.g. ``finish_reason=length``."""
     response_id: str | None = None
@@ -127,7 +153,7 @@ class ModelResponse:
 class Text(ModelResponse):
     """A candidate final answer."""
 
-    kind: ClassVar[str] = "text"
+    kind: ClassVar[Kind] = "text"
     text: str
     """The answer text (reasoning/thought text excluded)."""
     parsed: Any = None
@@ -141,7 +167,7 @@ class Text(ModelResponse):
 class ToolCalls(ModelResponse):
     """One or more candidate tool calls."""
 
-    kind: ClassVar[str] = "tool_calls"
+    kind: ClassVar[Kind] = "tool_calls"
     tool_calls: tuple[ToolCall, ...]
     """The calls, in the order the vendor sent them."""
     text: str | None = None
@@ -156,8 +182,8 @@ class ToolCalls(ModelResponse):
 class Refusal(ModelResponse):
     """The vendor declined to answer."""
 
-    kind: ClassVar[str] = "refusal"
-    source: str
+    kind: ClassVar[Kind] = "refusal"
+    source: RefusalSource
     """``model`` (an explicit refusal signal) or ``filter`` (a safety/policy filter)."""
     text: str | None = None
     """Refusal text, if any."""
@@ -170,8 +196,8 @@ class Refusal(ModelResponse):
 class Incomplete(ModelResponse):
     """Generation stopped before a usable answer."""
 
-    kind: ClassVar[str] = "incomplete"
-    reason: str
+    kind: ClassVar[Kind] = "incomplete"
+    reason: IncompleteReason
     """``max_tokens``, ``context_window``, ``pause_turn``, ``continuation`` or ``other``."""
     text: str | None = None
     """Partial text, never a final answer."""
@@ -184,7 +210,7 @@ class Incomplete(ModelResponse):
 class RetryableError(ModelResponse):
     """The same request may succeed later."""
 
-    kind: ClassVar[str] = "retryable_error"
+    kind: ClassVar[Kind] = "retryable_error"
     reason: str
     """``rate_limit``, ``overloaded``, ``server_error``, ``timeout``, ``interrupted``, ..."""
     http_status: int | None = None
@@ -209,7 +235,7 @@ class RetryableError(ModelResponse):
 class FatalError(ModelResponse):
     """Retrying the same request will not help."""
 
-    kind: ClassVar[str] = "fatal_error"
+    kind: ClassVar[Kind] = "fatal_error"
     reason: str
     """``context_window``, ``quota``, ``auth``, ``invalid_request``, ``policy``, ``not_found``, ..."""
     http_status: int | None = None
@@ -225,7 +251,7 @@ class FatalError(ModelResponse):
 class InvalidToolCall(ModelResponse):
     """A tool call that cannot be executed as sent."""
 
-    kind: ClassVar[str] = "invalid_tool_call"
+    kind: ClassVar[Kind] = "invalid_tool_call"
     detail: str
     """What is wrong with it."""
     tool_calls: tuple[ToolCall, ...] = ()
@@ -245,7 +271,7 @@ class InvalidToolCall(ModelResponse):
 class Unsupported(ModelResponse):
     """A shape the adapter does not know; never guessed into another kind."""
 
-    kind: ClassVar[str] = "unsupported"
+    kind: ClassVar[Kind] = "unsupported"
     raw_type: str
     """The unknown thing, by name (an item type, a status, a stop value)."""
 
@@ -257,4 +283,4 @@ class Unsupported(ModelResponse):
 class Empty(ModelResponse):
     """Completed, but nothing usable came back."""
 
-    kind: ClassVar[str] = "empty"
+    kind: ClassVar[Kind] = "empty"

@@ -61,15 +61,36 @@ def test_parallel_tool_use_ids_in_order_with_object_arguments() -> None:
     assert calls[0].arguments == '{"order_id":"ORD-1001"}'
 
 
-@pytest.mark.parametrize("stop", sorted(STOP_REASONS))
-def test_every_stop_reason_in_the_table_is_mapped(stop: str) -> None:
+# stop_reason → (kind, reason or source) for a body holding text and no tool_use block, written from the
+# Messages docs (docs.anthropic.com/en/api/handling-stop-reasons), not read from the adapter's table.
+EXPECTED_STOP = {
+    "end_turn": ("text", None),
+    "stop_sequence": ("text", None),
+    "tool_use": ("invalid_tool_call", None),  # tool_use promises a tool_use block; this body has none
+    "max_tokens": ("incomplete", "max_tokens"),
+    "model_context_window_exceeded": ("incomplete", "context_window"),
+    "pause_turn": ("incomplete", "pause_turn"),
+    "refusal": ("refusal", "model"),
+    "compaction": ("incomplete", "other"),
+}
+# Values the adapter maps beyond the SDK's StopReason literal, and why.
+EXTRA_STOP = {"compaction": "a beta stop reason of context compaction, sent before the SDK types it"}
+
+
+@pytest.mark.parametrize("stop", sorted(EXPECTED_STOP))
+def test_every_stop_reason_maps_to_its_kind(stop: str) -> None:
     body = fixture(P, "body-text.json")
     body["stop_reason"] = stop
-    kind = classify_body(body).kind
-    expected = STOP_REASONS[stop][0]
-    if expected == "answer":  # decided by the blocks: this body has text and no tool_use block
-        expected = "invalid_tool_call" if stop == "tool_use" else "text"
-    assert kind == expected
+    result = classify_body(body).to_dict()
+    assert (result["kind"], result.get("reason") or result.get("source")) == EXPECTED_STOP[stop]
+
+
+def test_the_stop_table_is_the_sdk_literal_plus_the_listed_extras() -> None:
+    from typing import get_args
+
+    from anthropic.types import StopReason
+
+    assert set(STOP_REASONS) == set(get_args(StopReason)) | set(EXTRA_STOP) == set(EXPECTED_STOP)
 
 
 @pytest.mark.parametrize("stop", [None, "brand_new"])

@@ -68,6 +68,14 @@ KIND_BY_STOP_REASON: dict[str, tuple[str, str]] = {
     "malformed_tool_use": ("invalid_tool_call", "invalid_tool_call"),
     "malformed_model_output": ("retryable_error", "retryable_error"),
 }
+# stopReason → the reason or refusal source it carries, where it carries one.
+REASON_BY_STOP_REASON = {
+    "max_tokens": "max_tokens",
+    "model_context_window_exceeded": "context_window",
+    "guardrail_intervened": "filter",
+    "content_filtered": "filter",
+    "malformed_model_output": "server_error",
+}
 
 
 def test_stop_reason_table_covers_exactly_the_service_model_enum() -> None:
@@ -83,9 +91,8 @@ def test_every_stop_reason_in_the_table_is_mapped(stop_reason: str) -> None:
     text_result, tool_result = classify_body(text_body), classify_body(tool_body)
     assert (text_result.kind, tool_result.kind) == KIND_BY_STOP_REASON[stop_reason]
     assert text_result.raw == tool_result.raw == f"stopReason={stop_reason}"
-    table_kind, value = STOP_REASONS[stop_reason]
-    if value:
-        assert value in (text_result.to_dict().get("reason"), text_result.to_dict().get("source"))
+    carried = text_result.to_dict().get("reason") or text_result.to_dict().get("source")
+    assert carried == REASON_BY_STOP_REASON.get(stop_reason)
 
 
 @pytest.mark.parametrize("stop_reason", [None, "brand_new_reason", 7])

@@ -57,13 +57,46 @@ def test_parallel_calls_keep_their_ids_in_order() -> None:
     assert [call.call_id for call in result.calls] == ["call_A1", "call_B2"]
 
 
-@pytest.mark.parametrize("finish", sorted(FINISH_REASONS))
-def test_every_finish_reason_in_the_table_is_mapped(finish: str) -> None:
+# finish_reason → (kind, reason or source) for a body holding text and no calls, written from the Chat docs and
+# the compatible servers' docs (docs/contract.md, "OpenAI-compatible servers"), not read from the adapter's table.
+EXPECTED_FINISH = {
+    "stop": ("text", None),
+    "tool_calls": ("text", None),
+    "function_call": ("text", None),
+    "length": ("incomplete", "max_tokens"),
+    "content_filter": ("refusal", "filter"),
+    "model_context_window_exceeded": ("incomplete", "context_window"),
+    "model_length": ("incomplete", "context_window"),
+    "insufficient_system_resource": ("retryable_error", "overloaded"),
+    "abort": ("retryable_error", "server_error"),
+    "error": ("retryable_error", "server_error"),
+}
+# Values beyond the SDK's Choice.finish_reason literal, and who sends them.
+EXTRA_FINISH = {
+    "model_context_window_exceeded": "GLM / Z.ai and gateways",
+    "model_length": "Mistral",
+    "insufficient_system_resource": "DeepSeek",
+    "abort": "vLLM",
+    "error": "Mistral",
+}
+
+
+@pytest.mark.parametrize("finish", sorted(EXPECTED_FINISH))
+def test_every_finish_reason_maps_to_its_kind(finish: str) -> None:
     body = fixture(P, "body-text.json")
     body["choices"][0]["finish_reason"] = finish
-    kind = classify_body(body).kind
-    expected = FINISH_REASONS[finish][0]
-    assert kind == ("text" if expected == "answer" else expected)
+    result = classify_body(body).to_dict()
+    assert (result["kind"], result.get("reason") or result.get("source")) == EXPECTED_FINISH[finish]
+    assert result["raw"] == f"finish_reason={finish}"
+
+
+def test_the_finish_table_is_the_sdk_literal_plus_the_listed_extras() -> None:
+    from typing import get_args
+
+    from openai.types.chat.chat_completion import Choice
+
+    sdk = set(get_args(Choice.model_fields["finish_reason"].annotation))
+    assert set(FINISH_REASONS) == sdk | set(EXTRA_FINISH) == set(EXPECTED_FINISH)
 
 
 def test_unknown_finish_reason_is_unsupported() -> None:

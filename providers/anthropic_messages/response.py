@@ -4,31 +4,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.calls import call_from_object, classify_calls
-from conformance.types import (
-    Empty,
-    Incomplete,
-    InvalidToolCall,
-    ModelResponse,
-    Refusal,
-    Text,
-    ToolCall,
-    Unsupported,
-)
+from conformance.calls import call_from_object
+from conformance.types import ModelResponse, Unsupported
+from conformance.verdict import ANSWER, CALLS_EXPECTED, Content, Refused, Truncated, Verdict, resolve
 from providers.anthropic_messages.errors import classify_error
 from providers.anthropic_messages.usage import normalize_usage
 
-# stop_reason → (kind, reason). end_turn / stop_sequence / tool_use are decided by the content blocks:
-# tool_use blocks win whatever the stop reason says.
-STOP_REASONS: dict[str, tuple[str, str]] = {
-    "end_turn": ("answer", ""),
-    "stop_sequence": ("answer", ""),
-    "tool_use": ("answer", ""),
-    "max_tokens": ("incomplete", "max_tokens"),
-    "model_context_window_exceeded": ("incomplete", "context_window"),
-    "pause_turn": ("incomplete", "pause_turn"),  # a server-tool loop paused; resend to continue
-    "refusal": ("refusal", "model"),  # streaming safety classifiers stepped in; see stop_details
-    "compaction": ("incomplete", "other"),  # beta
+# stop_reason (anthropic.types.StopReason) → verdict. end_turn / stop_sequence / tool_use leave it to the content
+# blocks: tool_use blocks win whatever the stop reason says, and tool_use promises at least one.
+STOP_REASONS: dict[str, Verdict] = {
+    "end_turn": ANSWER,
+    "stop_sequence": ANSWER,
+    "tool_use": CALLS_EXPECTED,
+    "max_tokens": Truncated("max_tokens"),
+    "model_context_window_exceeded": Truncated("context_window"),
+    "pause_turn": Truncated("pause_turn"),  # a server-tool loop paused; resend to continue
+    "refusal": Refused("model"),  # streaming safety classifiers stepped in; see stop_details
+    "compaction": Truncated("other"),  # beta
 }
 
 # Blocks kept in the transcript but not a kind by themselves: thinking, and hosted tools the server ran.
@@ -76,40 +68,24 @@ def classify_body(body: Any) -> ModelResponse:
         return Unsupported(raw=raw, raw_type=f"stop_reason={stop}", **common)
     if not isinstance(content, list):
         return Unsupported(raw=raw, raw_type="content is not a list", **common)
-    texts, calls, unknown = _scan(blocks)
-    text = "".join(texts) if texts else None
-    kind, reason = mapped
-    if kind == "refusal":
+    verdict = mapped
+    if isinstance(verdict, Refused):
         details = body.get("stop_details")
         category = details.get("category") if isinstance(details, dict) else None
-        extra = {"category": category} if isinstance(category, str) else {}
-        return Refusal(raw=raw, source=reason, text=text, provider_details=extra, **common)
-    if kind == "incomplete":
-        return Incomplete(raw=raw, reason=reason, text=text, **common)
-    if unknown is not None:
-        return Unsupported(raw=unknown[1], raw_type=unknown[0], **common)
-    if calls:
-        return classify_calls(raw, calls, text, common)
-    if stop == "tool_use":
-        return InvalidToolCall(raw=raw, detail="stop_reason tool_use without a tool_use block", **common)
-    if text:
-        return Text(raw=raw, text=text, **common)
-    return Empty(raw=raw, **common)
+        if isinstance(category, str):
+            common["provider_details"] = {"category": category}
+    return resolve(verdict, raw, _scan(blocks), common, detail="stop_reason tool_use without a tool_use block")
 
 
-def _scan(blocks: tuple[Any, ...]) -> tuple[list[str], list[ToolCall], tuple[str, str] | None]:
-    texts: list[str] = []
-    calls: list[ToolCall] = []
-    unknown: tuple[str, str] | None = None
+def _scan(blocks: tuple[Any, ...]) -> Content:
+    content = Content()
     for index, block in enumerate(blocks):
         block_type = block.get("type") if isinstance(block, dict) else None
         block_type = block_type if isinstance(block_type, str) else None
         if block_type == "text" and isinstance(block.get("text"), str):
-            texts.append(block["text"])
+            content.texts.append(block["text"])
         elif block_type == "tool_use":
-            calls.append(call_from_object(block.get("id"), block.get("name"), block.get("input")))
-        elif block_type in IGNORED_BLOCKS:
-            continue
-        elif unknown is None:
-            unknown = (str(block_type), f"content[{index}].type={block_type}")
-    return texts, calls, unknown
+            content.calls.append(call_from_object(block.get("id"), block.get("name"), block.get("input")))
+        elif block_type not in IGNORED_BLOCKS:
+            content.mark_unknown(str(block_type), f"content[{index}].type={block_type}")
+    return content

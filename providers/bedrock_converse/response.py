@@ -5,36 +5,37 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from conformance.calls import call_from_object, classify_calls
-from conformance.types import (
-    Empty,
-    Incomplete,
-    InvalidToolCall,
-    ModelResponse,
-    Refusal,
-    RetryableError,
-    Text,
-    ToolCall,
-    Unsupported,
+from conformance.calls import call_from_object
+from conformance.types import ModelResponse, Unsupported
+from conformance.verdict import (
+    ANSWER,
+    CALLS_EXPECTED,
+    Content,
+    Failed,
+    MalformedCall,
+    Refused,
+    Truncated,
+    Verdict,
+    resolve,
 )
 from providers.bedrock_converse.usage import normalize_usage
 
-# stopReason (service model `StopReason`, 9 values in botocore 1.44.8) → (kind, reason or refusal source).
-# "answer" means the content decides: client toolUse blocks → tool_calls whatever the stop reason, text →
-# text, nothing → empty. `tool_use` is an answer that must hold a client toolUse block.
-STOP_REASONS: dict[str, tuple[str, str]] = {
-    "end_turn": ("answer", ""),
-    "stop_sequence": ("answer", ""),
-    "tool_use": ("tool_calls", ""),
-    "max_tokens": ("incomplete", "max_tokens"),
-    "model_context_window_exceeded": ("incomplete", "context_window"),
+# stopReason (botocore bedrock-runtime StopReason, 9 values in botocore 1.44.8) → verdict. The content decides
+# end_turn and stop_sequence: client toolUse blocks → tool_calls whatever the stop reason, text → text, nothing →
+# empty. `tool_use` is an answer that must hold a client toolUse block.
+STOP_REASONS: dict[str, Verdict] = {
+    "end_turn": ANSWER,
+    "stop_sequence": ANSWER,
+    "tool_use": CALLS_EXPECTED,
+    "max_tokens": Truncated("max_tokens"),
+    "model_context_window_exceeded": Truncated("context_window"),
     # A Bedrock guardrail, or the model vendor's own filter: the content holds the configured blocked message.
-    "guardrail_intervened": ("refusal", "filter"),
-    "content_filtered": ("refusal", "filter"),
+    "guardrail_intervened": Refused("filter"),
+    "content_filtered": Refused("filter"),
     # docs/contract.md: a vendor signal that the tool call could not be parsed is an invalid_tool_call.
-    "malformed_tool_use": ("invalid_tool_call", ""),
+    "malformed_tool_use": MalformedCall(),
     # The model produced output Bedrock could not parse; nothing about the request is wrong.
-    "malformed_model_output": ("retryable_error", "server_error"),
+    "malformed_model_output": Failed(retryable=True, reason="server_error"),
 }
 
 # ContentBlock members kept in the transcript but not a kind by themselves: reasoning, the blocks of
@@ -62,58 +63,28 @@ def classify_body(body: Any) -> ModelResponse:
     }
     stop = body.get("stopReason")
     raw = f"stopReason={stop}"
-    mapped = STOP_REASONS.get(stop) if isinstance(stop, str) else None
-    if mapped is None:
+    verdict = STOP_REASONS.get(stop) if isinstance(stop, str) else None
+    if verdict is None:
         return Unsupported(raw=raw, raw_type=raw, **common)
-    kind, value = mapped
-    if kind == "retryable_error":
-        return RetryableError(raw=raw, reason=value, **common)
+    if isinstance(verdict, Failed):
+        return resolve(verdict, raw, Content(), common)
     content = message.get("content") if isinstance(message, dict) else None
     if not isinstance(content, list):
         return Unsupported(raw=raw, raw_type="output.message without a content list", **common)
-
     scan = _scan_blocks(content)
     if scan.citations:
         common["provider_details"] = {"citations": scan.citations}
-    if kind == "refusal":
-        return Refusal(raw=raw, source=value, text=scan.text, **common)
-    if kind == "incomplete":
-        return Incomplete(raw=raw, reason=value, text=scan.text, **common)
-    if kind == "invalid_tool_call":
-        detail = "stopReason=malformed_tool_use: the model sent a tool call Bedrock could not parse"
-        return InvalidToolCall(raw=raw, detail=detail, tool_calls=tuple(scan.calls), **common)
-    return _answer(scan, raw, kind == "tool_calls", common)
+    detail = ("stopReason=malformed_tool_use: the model sent a tool call Bedrock could not parse"
+              if isinstance(verdict, MalformedCall) else "stop reason tool_use without a toolUse block")
+    return resolve(verdict, raw, scan, common, detail=detail)
 
 
-def _answer(scan: _Scan, raw: str, calls_expected: bool, common: dict[str, Any]) -> ModelResponse:
-    if scan.unknown is not None:
-        return Unsupported(raw=scan.unknown_raw, raw_type=scan.unknown, **common)
-    if scan.calls:
-        return classify_calls(raw, scan.calls, scan.text, common)
-    if calls_expected:
-        return InvalidToolCall(raw=raw, detail="stop reason tool_use without a toolUse block", **common)
-    if scan.text:
-        return Text(raw=raw, text=scan.text, **common)
-    return Empty(raw=raw, **common)
-
-
-class _Scan:
-    """What the content blocks hold, gathered in one pass."""
+class _Scan(Content):
+    """What the content blocks hold; cited sources go to the extras."""
 
     def __init__(self) -> None:
-        self.calls: list[ToolCall] = []
-        self.texts: list[str] = []
+        super().__init__()
         self.citations: list[Any] = []
-        self.unknown: str | None = None
-        self.unknown_raw = ""
-
-    @property
-    def text(self) -> str | None:
-        return "".join(self.texts) if self.texts else None
-
-    def mark_unknown(self, name: str, raw: str) -> None:
-        if self.unknown is None:
-            self.unknown, self.unknown_raw = name, raw
 
 
 def _scan_blocks(content: list[Any]) -> _Scan:

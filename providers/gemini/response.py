@@ -6,58 +6,48 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from conformance.calls import call_from_object, classify_calls
-from conformance.types import (
-    Empty,
-    FatalError,
-    Incomplete,
-    InvalidToolCall,
-    ModelResponse,
-    Refusal,
-    RetryableError,
-    Text,
-    ToolCall,
-    Unsupported,
-)
+from conformance.calls import call_from_object
+from conformance.types import ModelResponse, Refusal, Unsupported
+from conformance.verdict import ANSWER, Content, Failed, MalformedCall, NotUsable, Refused, Truncated, Verdict, resolve
 from providers.gemini.usage import normalize_usage
 
-# candidates[0].finishReason (google-genai `FinishReason`) → (kind, reason or refusal source).
-# "answer" means the parts decide: Gemini ends function calls with STOP too, there is no tool_use value.
-FINISH_REASONS: dict[str, tuple[str, str]] = {
-    "STOP": ("answer", ""),
-    "MAX_TOKENS": ("incomplete", "max_tokens"),
+# candidates[0].finishReason (google-genai `FinishReason`) → verdict. ANSWER means the parts decide: Gemini ends
+# function calls with STOP too, there is no tool_use value.
+FINISH_REASONS: dict[str, Verdict] = {
+    "STOP": ANSWER,
+    "MAX_TOKENS": Truncated("max_tokens"),
     # The per-request token limit was hit but generation can resume with candidates[].continuationToken.
-    "CONTINUATION": ("incomplete", "continuation"),
+    "CONTINUATION": Truncated("continuation"),
     # Safety and policy filters (docs/contract.md: a filter is a refusal with source `filter`).
-    "SAFETY": ("refusal", "filter"),
-    "PROHIBITED_CONTENT": ("refusal", "filter"),
-    "BLOCKLIST": ("refusal", "filter"),
-    "SPII": ("refusal", "filter"),
-    "IMAGE_SAFETY": ("refusal", "filter"),
-    "IMAGE_PROHIBITED_CONTENT": ("refusal", "filter"),
-    "MODEL_ARMOR": ("refusal", "filter"),  # Vertex only
-    "ESCALATION": ("refusal", "filter"),  # Gemini API only: an escalation rule filtered the output
+    "SAFETY": Refused("filter"),
+    "PROHIBITED_CONTENT": Refused("filter"),
+    "BLOCKLIST": Refused("filter"),
+    "SPII": Refused("filter"),
+    "IMAGE_SAFETY": Refused("filter"),
+    "IMAGE_PROHIBITED_CONTENT": Refused("filter"),
+    "MODEL_ARMOR": Refused("filter"),  # Vertex only
+    "ESCALATION": Refused("filter"),  # Gemini API only: an escalation rule filtered the output
     # The recitation check stopped output that quotes a source too closely. docs/contract.md lets us pick
     # refusal or incomplete; this adapter fixes it as a filter refusal, like the other output filters.
-    "RECITATION": ("refusal", "filter"),
-    "IMAGE_RECITATION": ("refusal", "filter"),
+    "RECITATION": Refused("filter"),
+    "IMAGE_RECITATION": Refused("filter"),
     # The vendor's own tool-call verdicts (docs/contract.md: invalid_tool_call). UNEXPECTED_TOOL_CALL is its
     # unknown-tool signal: a call to an undeclared function, or while function calling is off.
-    "UNEXPECTED_TOOL_CALL": ("invalid_tool_call", "undeclared_tool"),
-    "MALFORMED_FUNCTION_CALL": ("invalid_tool_call", "malformed"),
+    "UNEXPECTED_TOOL_CALL": MalformedCall(undeclared_tool=True),
+    "MALFORMED_FUNCTION_CALL": MalformedCall(),
     # The server-side tool loop stopped before an answer (server tools only).
-    "TOO_MANY_TOOL_CALLS": ("incomplete", "other"),
+    "TOO_MANY_TOOL_CALLS": Truncated("other"),
     # The request dropped a thought signature: a client history bug, the same request fails again.
-    "MISSING_THOUGHT_SIGNATURE": ("fatal_error", "invalid_request"),
-    "MALFORMED_RESPONSE": ("retryable_error", "server_error"),
+    "MISSING_THOUGHT_SIGNATURE": Failed(retryable=False, reason="invalid_request"),
+    "MALFORMED_RESPONSE": Failed(retryable=True, reason="server_error"),
     # The account is limited for prohibited-use violations (Gemini API only).
-    "PUP_LIMITED_DISABLED": ("fatal_error", "policy"),
+    "PUP_LIMITED_DISABLED": Failed(retryable=False, reason="policy"),
     # Known values that name no usable outcome for a text/tool suite: kept unsupported, never guessed.
-    "LANGUAGE": ("unsupported", ""),
-    "OTHER": ("unsupported", ""),
-    "IMAGE_OTHER": ("unsupported", ""),
-    "NO_IMAGE": ("unsupported", ""),
-    "FINISH_REASON_UNSPECIFIED": ("unsupported", ""),
+    "LANGUAGE": NotUsable(),
+    "OTHER": NotUsable(),
+    "IMAGE_OTHER": NotUsable(),
+    "NO_IMAGE": NotUsable(),
+    "FINISH_REASON_UNSPECIFIED": NotUsable(),
 }
 
 # promptFeedback.blockReason (google-genai `BlockedReason`). With a block there are no candidates: the
@@ -125,25 +115,11 @@ def classify_body(body: Any) -> ModelResponse:
         common["provider_details"] = {"finish_message": finish_message}
     finish = candidate.get("finishReason")
     raw = f"finishReason={finish}"
-    mapped = FINISH_REASONS.get(finish) if isinstance(finish, str) else None
-    if mapped is None or mapped[0] == "unsupported":
+    verdict = FINISH_REASONS.get(finish) if isinstance(finish, str) else None
+    if verdict is None or isinstance(verdict, NotUsable):
         return Unsupported(raw=raw, raw_type=raw, **common)
-    kind, value = mapped
-    scan = _scan_parts(content)
-
-    if kind == "retryable_error":
-        return RetryableError(raw=raw, reason=value, message=finish_message, **common)
-    if kind == "fatal_error":
-        return FatalError(raw=raw, reason=value, message=finish_message, **common)
-    if kind == "refusal":
-        return Refusal(raw=raw, source=value, text=scan.text, **common)
-    if kind == "incomplete":
-        return Incomplete(raw=raw, reason=value, text=scan.text, **common)
-    if kind == "invalid_tool_call":
-        detail = finish_message or f"Gemini stopped with {raw}"
-        return InvalidToolCall(raw=raw, detail=detail, tool_calls=tuple(scan.calls),
-                               undeclared_tool=value == "undeclared_tool", **common)
-    return _answer(scan, raw, common)
+    detail = finish_message or f"Gemini stopped with {raw}"
+    return resolve(verdict, raw, _scan_parts(content), common, message=finish_message, detail=detail)
 
 
 def _without_candidates(feedback: Any, common: dict[str, Any]) -> ModelResponse:
@@ -157,34 +133,12 @@ def _without_candidates(feedback: Any, common: dict[str, Any]) -> ModelResponse:
                        **common)
 
 
-def _answer(scan: _Scan, raw: str, common: dict[str, Any]) -> ModelResponse:
-    if scan.unknown is not None:
-        return Unsupported(raw=scan.unknown_raw, raw_type=scan.unknown, **common)
-    if scan.calls:
-        return classify_calls(raw, scan.calls, scan.text, common)
-    if scan.text:
-        return Text(raw=raw, text=scan.text, **common)
-    # STOP with no usable parts happens in long agent runs (pydantic/pydantic-ai#2631); docs/contract.md: empty.
-    return Empty(raw=raw, **common)
-
-
-class _Scan:
-    """What the candidate's parts hold, gathered in one pass."""
-
-    def __init__(self) -> None:
-        self.calls: list[ToolCall] = []
-        self.texts: list[str] = []
-        self.unknown: str | None = None
-        self.unknown_raw = ""
+class _Scan(Content):
+    """What the candidate's parts hold; an empty text is no text (a part may carry only a thought signature)."""
 
     @property
     def text(self) -> str | None:
-        text = "".join(self.texts)
-        return text or None
-
-    def mark_unknown(self, name: str, raw: str) -> None:
-        if self.unknown is None:
-            self.unknown, self.unknown_raw = name, raw
+        return "".join(self.texts) or None
 
 
 def _scan_parts(content: Any) -> _Scan:

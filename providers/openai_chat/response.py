@@ -6,33 +6,25 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from conformance.calls import call_from_json_string, classify_calls
-from conformance.types import (
-    Empty,
-    Incomplete,
-    ModelResponse,
-    Refusal,
-    RetryableError,
-    Text,
-    ToolCall,
-    Unsupported,
-)
+from conformance.calls import call_from_json_string
+from conformance.types import ModelResponse, ToolCall, Unsupported
+from conformance.verdict import ANSWER, Content, ContentDecides, Failed, Refused, Truncated, Verdict, resolve
 from providers.openai_chat.usage import normalize_usage
 
-# choices[0].finish_reason → (kind, reason or source). "stop" and "tool_calls" are decided by the
-# message itself: a forced named tool returns its calls with "stop" (vllm-project/vllm#25054).
-FINISH_REASONS: dict[str, tuple[str, str]] = {
-    "stop": ("answer", ""),
-    "tool_calls": ("answer", ""),
-    "function_call": ("answer", ""),
-    "length": ("incomplete", "max_tokens"),
-    "content_filter": ("refusal", "filter"),
+# choices[0].finish_reason (openai.types.chat.chat_completion.Choice) → verdict. "stop" and "tool_calls" leave
+# it to the message: a forced named tool returns its calls with "stop" (vllm-project/vllm#25054).
+FINISH_REASONS: dict[str, Verdict] = {
+    "stop": ANSWER,
+    "tool_calls": ANSWER,
+    "function_call": ANSWER,
+    "length": Truncated("max_tokens"),
+    "content_filter": Refused("filter"),
     # OpenAI-compatible servers (docs/contract.md, "OpenAI-compatible servers"):
-    "model_context_window_exceeded": ("incomplete", "context_window"),  # GLM / Z.ai, gateways
-    "model_length": ("incomplete", "context_window"),  # Mistral
-    "insufficient_system_resource": ("retryable_error", "overloaded"),  # DeepSeek
-    "abort": ("retryable_error", "server_error"),  # vLLM
-    "error": ("retryable_error", "server_error"),  # Mistral
+    "model_context_window_exceeded": Truncated("context_window"),  # GLM / Z.ai, gateways
+    "model_length": Truncated("context_window"),  # Mistral
+    "insufficient_system_resource": Failed(retryable=True, reason="overloaded"),  # DeepSeek
+    "abort": Failed(retryable=True, reason="server_error"),  # vLLM
+    "error": Failed(retryable=True, reason="server_error"),  # Mistral
 }
 
 # Message keys a follow-up request may carry for an assistant message; response-only keys such as
@@ -62,59 +54,48 @@ def classify_body(body: Any) -> ModelResponse:
         # Some gateways (OpenRouter, for several upstream models) never send a finish reason, in a body or a
         # stream: a complete message is then decided by what it holds (docs/contract.md, "No finish reason").
         finish, raw = "stop", "finish_reason absent"
-    mapped = FINISH_REASONS.get(finish) if isinstance(finish, str) else None
-    if mapped is None:
+    verdict = FINISH_REASONS.get(finish) if isinstance(finish, str) else None
+    if verdict is None:
         return Unsupported(raw=raw, raw_type=f"finish_reason={finish}", **common)
-    kind, value = mapped
-    content = message.get("content")
-    text = content if isinstance(content, str) else None
+    content, legacy = _scan_message(message, raw)
+    if legacy and isinstance(verdict, ContentDecides):
+        raw = f"{raw}/message.function_call"
+    return resolve(verdict, raw, content, common)
 
-    if kind == "retryable_error":
-        return RetryableError(raw=raw, reason=value, **common)
+
+def _scan_message(message: Mapping[str, Any], raw: str) -> tuple[Content, bool]:
+    """The message's text, refusal and calls; True when the calls came in the legacy ``function_call`` shape."""
+    content = Content()
+    text = message.get("content")
+    if isinstance(text, str):
+        content.texts.append(text)
     refusal = message.get("refusal")
     if isinstance(refusal, str) and refusal:
-        return Refusal(raw="message.refusal", source="model", text=refusal, **common)
-    if kind == "refusal":
-        return Refusal(raw=raw, source=value, text=text, **common)
-    if kind == "incomplete":
-        return Incomplete(raw=raw, reason=value, text=text, **common)
-    return _answer(message, raw, text, common)
-
-
-def _answer(message: Mapping[str, Any], raw: str, text: str | None, common: dict[str, Any]) -> ModelResponse:
-    calls: list[ToolCall] = []
+        content.mark_refusal(refusal, "message.refusal")
     tool_calls = message.get("tool_calls")
     if tool_calls is not None and not isinstance(tool_calls, list):
-        return Unsupported(raw=raw, raw_type="message.tool_calls is not a list", **common)
+        content.mark_unknown("message.tool_calls is not a list", raw)
+        return content, False
     for index, entry in enumerate(tool_calls or []):
         entry_type = entry.get("type") if isinstance(entry, dict) else None
         if entry_type == "function" and isinstance(entry.get("function"), Mapping):
             function = entry["function"]
-            calls.append(call_from_json_string(entry.get("id"), function.get("name"), function.get("arguments")))
+            arguments = function.get("arguments")
+            content.calls.append(call_from_json_string(entry.get("id"), function.get("name"), arguments))
         elif entry_type == "custom" and isinstance(entry.get("custom"), Mapping):
             custom = entry["custom"]
-            calls.append(call_from_json_string(entry.get("id"), custom.get("name"), custom.get("input")))
+            content.calls.append(call_from_json_string(entry.get("id"), custom.get("name"), custom.get("input")))
         else:
-            return Unsupported(raw=raw, raw_type=f"tool_calls[{index}].type={entry_type}", **common)
+            content.mark_unknown(f"tool_calls[{index}].type={entry_type}", raw)
+            return content, False
     legacy = message.get("function_call")
-    if not calls and isinstance(legacy, dict):
-        # The legacy shape carries no id; one is made up and flagged (docs/contract.md).
-        legacy_call = call_from_json_string("function_call-0", legacy.get("name"), legacy.get("arguments"))
-        calls.append(
-            ToolCall(
-                call_id=legacy_call.call_id,
-                name=legacy_call.name,
-                arguments=legacy_call.arguments,
-                parsed_arguments=legacy_call.parsed_arguments,
-                synthesized_id=True,
-            )
-        )
-        raw = f"{raw}/message.function_call"
-    if calls:
-        return classify_calls(raw, calls, text, common)
-    if text:
-        return Text(raw=raw, text=text, **common)
-    return Empty(raw=raw, **common)
+    if content.calls or not isinstance(legacy, dict):
+        return content, False
+    # The legacy shape carries no id; one is made up and flagged (docs/contract.md).
+    legacy_call = call_from_json_string("function_call-0", legacy.get("name"), legacy.get("arguments"))
+    content.calls.append(ToolCall(call_id=legacy_call.call_id, name=legacy_call.name, arguments=legacy_call.arguments,
+                                  parsed_arguments=legacy_call.parsed_arguments, synthesized_id=True))
+    return content, True
 
 
 def _string(value: Any) -> str | None:

@@ -6,59 +6,23 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from conformance.calls import call_from_json_string, classify_calls
-from conformance.types import (
-    Empty,
-    FatalError,
-    Incomplete,
-    ModelResponse,
-    Refusal,
-    RetryableError,
-    Text,
-    ToolCall,
-    Unsupported,
-)
+from conformance.calls import call_from_json_string
+from conformance.types import FatalError, ModelResponse, Unsupported
+from conformance.verdict import ANSWER, Content, Refused, Truncated, Verdict, resolve
+from providers.openai_responses.failures import FAILED_CODES, classify_failure
 from providers.openai_responses.usage import normalize_usage
 
-# incomplete_details.reason → (kind, reason or refusal source). `max_messages` is undocumented and
-# `steered` only happens over WebSocket; both are truncations we cannot resume from here.
-INCOMPLETE_REASONS: dict[str, tuple[str, str]] = {
-    "max_output_tokens": ("incomplete", "max_tokens"),
-    "content_filter": ("refusal", "filter"),
-    "max_messages": ("incomplete", "other"),
-    "steered": ("incomplete", "other"),
+__all__ = ["CALL_ITEMS", "FAILED_CODES", "INCOMPLETE_REASONS", "classify_body", "classify_failure"]
+
+# incomplete_details.reason (openai.types.responses.response.IncompleteDetails) → verdict. `max_messages` is
+# undocumented and `steered` only happens over WebSocket; both are truncations we cannot resume from here.
+INCOMPLETE_REASONS: dict[str, Verdict] = {
+    "max_output_tokens": Truncated("max_tokens"),
+    "content_filter": Refused("filter"),
+    "max_messages": Truncated("other"),
+    "steered": Truncated("other"),
 }
 
-# error.code of a `status: failed` response (a body, a background-mode poll, the `response.failed` event or a
-# stream `error` event) → (kind, reason). A code not listed is a failure all the same: fatal_error / other,
-# the code kept in `raw` (docs/contract.md, "Failed responses").
-FAILED_CODES: dict[str, tuple[str, str]] = {
-    "server_error": ("retryable_error", "server_error"),
-    "rate_limit_exceeded": ("retryable_error", "rate_limit"),
-    "vector_store_timeout": ("retryable_error", "timeout"),
-    # Billing, not a rate: the live API fails a background or streamed response with this code.
-    "insufficient_quota": ("fatal_error", "quota"),
-    "billing_hard_limit_reached": ("fatal_error", "quota"),
-    "context_length_exceeded": ("fatal_error", "context_window"),
-    "invalid_prompt": ("fatal_error", "invalid_request"),
-    "bio_policy": ("fatal_error", "policy"),
-    "misalignment_policy_violation": ("fatal_error", "policy"),
-    "data_residency_mismatch": ("fatal_error", "invalid_request"),
-    "invalid_image": ("fatal_error", "invalid_request"),
-    "invalid_image_format": ("fatal_error", "invalid_request"),
-    "invalid_base64_image": ("fatal_error", "invalid_request"),
-    "invalid_image_url": ("fatal_error", "invalid_request"),
-    "image_too_large": ("fatal_error", "invalid_request"),
-    "image_too_small": ("fatal_error", "invalid_request"),
-    "image_parse_error": ("fatal_error", "invalid_request"),
-    "image_content_policy_violation": ("fatal_error", "policy"),
-    "invalid_image_mode": ("fatal_error", "invalid_request"),
-    "image_file_too_large": ("fatal_error", "invalid_request"),
-    "unsupported_image_media_type": ("fatal_error", "invalid_request"),
-    "empty_image_file": ("fatal_error", "invalid_request"),
-    "failed_to_download_image": ("fatal_error", "invalid_request"),
-    "image_file_not_found": ("fatal_error", "invalid_request"),
-}
 
 # Output items that are client tool calls.
 CALL_ITEMS = frozenset({"function_call", "custom_tool_call"})
@@ -142,38 +106,23 @@ def classify_body(body: Any) -> ModelResponse:
     scan = _scan_items(items)
     if scan.commentary:
         common["provider_details"] = {"commentary": "\n\n".join(scan.commentary)}
-    if scan.refusal is not None:
-        return Refusal(raw=scan.refusal_raw, source="model", text=scan.refusal, **common)
-    if status == "incomplete":
-        return _incomplete(body.get("incomplete_details"), scan.text, common)
-    if scan.unknown is not None:
-        return Unsupported(raw=scan.unknown_raw, raw_type=scan.unknown, **common)
-    if scan.calls:
-        return classify_calls("status=completed", scan.calls, scan.text, common)
-    if scan.text:
-        return Text(raw="status=completed", text=scan.text, **common)
-    return Empty(raw="status=completed", **common)
+    if status == "completed":
+        return resolve(ANSWER, "status=completed", scan, common)
+    details = body.get("incomplete_details")
+    reason = details.get("reason") if isinstance(details, dict) else None
+    raw = f"status=incomplete/{reason}"
+    verdict = INCOMPLETE_REASONS.get(reason) if isinstance(reason, str) else None
+    if verdict is None and scan.refusal is None:
+        return Unsupported(raw=raw, raw_type=f"incomplete_details.reason={reason}", **common)
+    return resolve(verdict or ANSWER, raw, scan, common)
 
 
-class _Scan:
-    """What the output items hold, gathered in one pass."""
+class _Scan(Content):
+    """What the output items hold; commentary (a message with phase ``commentary``) is kept apart."""
 
     def __init__(self) -> None:
-        self.calls: list[ToolCall] = []
-        self.texts: list[str] = []
+        super().__init__()
         self.commentary: list[str] = []
-        self.refusal: str | None = None
-        self.refusal_raw = ""
-        self.unknown: str | None = None
-        self.unknown_raw = ""
-
-    @property
-    def text(self) -> str | None:
-        return "".join(self.texts) if self.texts else None
-
-    def mark_unknown(self, name: str, raw: str) -> None:
-        if self.unknown is None:
-            self.unknown, self.unknown_raw = name, raw
 
 
 def _scan_items(items: tuple[Any, ...]) -> _Scan:
@@ -240,42 +189,14 @@ def _scan_message(item: Mapping[str, Any], index: int, scan: _Scan) -> None:
             texts.append(part["text"])
         elif part_type == "refusal" and scan.refusal is None:
             refusal = part.get("refusal")
-            scan.refusal = refusal if isinstance(refusal, str) else ""
-            scan.refusal_raw = where
+            scan.mark_refusal(refusal if isinstance(refusal, str) else "", where)
         else:
             scan.mark_unknown(f"content part {part_type}", where)
-
-
-def _incomplete(details: Any, text: str | None, common: dict[str, Any]) -> ModelResponse:
-    reason = details.get("reason") if isinstance(details, dict) else None
-    raw = f"status=incomplete/{reason}"
-    mapped = INCOMPLETE_REASONS.get(reason) if isinstance(reason, str) else None
-    if mapped is None:
-        return Unsupported(raw=raw, raw_type=f"incomplete_details.reason={reason}", **common)
-    kind, value = mapped
-    if kind == "refusal":
-        return Refusal(raw=raw, source=value, text=text, **common)
-    return Incomplete(raw=raw, reason=value, text=text, **common)
 
 
 def _failed(error: Any, common: dict[str, Any]) -> ModelResponse:
     code = error.get("code") if isinstance(error, dict) else None
     return classify_failure(code if isinstance(code, str) else None, error, f"status=failed/{code}", common)
-
-
-def classify_failure(code: str | None, error: Any, raw: str, common: Mapping[str, Any]) -> ModelResponse:
-    """A failed response, whichever way it arrived, by its ``error.code`` (FAILED_CODES)."""
-    message = _string(error.get("message")) if isinstance(error, dict) else None
-    # No code at all: retryable, like a stream that failed without one. A code the table does not name is
-    # still a failure the server declared: fatal, never retried blindly.
-    kind, reason = FAILED_CODES.get(code, ("fatal_error", "other")) if code else ("retryable_error", "server_error")
-    details = {}
-    misalignment = error.get("misalignment") if isinstance(error, dict) else None
-    if isinstance(misalignment, dict) and isinstance(misalignment.get("error_type"), str):
-        details["misalignment_error_type"] = misalignment["error_type"]
-    if kind == "retryable_error":
-        return RetryableError(raw=raw, reason=reason, message=message, provider_details=details, **common)
-    return FatalError(raw=raw, reason=reason, message=message, provider_details=details, **common)
 
 
 def _string(value: Any) -> str | None:
