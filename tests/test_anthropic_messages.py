@@ -192,3 +192,41 @@ def test_odd_json_never_raises(body: dict[str, object]) -> None:
 @pytest.mark.parametrize("request_body", [{"messages": 5}, {"messages": ["x", [1], None]}, [], None])
 def test_read_request_of_odd_json_never_raises(request_body: object) -> None:
     assert list(ADAPTER.read_request(request_body).results) == []  # type: ignore[arg-type]
+
+
+# error.type (docs.anthropic.com/en/api/errors) → (kind, reason), on a status that says nothing of its own (418).
+EXPECTED_ERROR_TYPES = {
+    "invalid_request_error": ("fatal_error", "invalid_request"),
+    "authentication_error": ("fatal_error", "auth"),
+    "permission_error": ("fatal_error", "auth"),
+    "billing_error": ("fatal_error", "quota"),
+    "not_found_error": ("fatal_error", "not_found"),
+    "request_too_large": ("fatal_error", "invalid_request"),
+    "rate_limit_error": ("retryable_error", "rate_limit"),
+    "timeout_error": ("retryable_error", "timeout"),
+    "api_error": ("retryable_error", "server_error"),
+    "overloaded_error": ("retryable_error", "overloaded"),
+    "conflict_error": ("retryable_error", "conflict"),
+}
+
+
+@pytest.mark.parametrize("error_type", sorted(EXPECTED_ERROR_TYPES))
+def test_every_error_type_maps_to_its_kind_in_a_body_and_in_a_stream(error_type: str) -> None:
+    from providers.anthropic_messages.errors import ERROR_TYPES, classify_stream_error
+
+    body = {"type": "error", "error": {"type": error_type, "message": "x"}}
+    result = ADAPTER.classify_error(418, body, {}).to_dict()
+    assert (result["kind"], result["reason"]) == EXPECTED_ERROR_TYPES[error_type]
+    stream = classify_stream_error(body).to_dict()
+    assert (stream["kind"], stream["reason"]) == EXPECTED_ERROR_TYPES[error_type]
+    assert set(ERROR_TYPES) == set(EXPECTED_ERROR_TYPES)
+
+
+@pytest.mark.parametrize("status", [400, 413])
+def test_only_a_too_long_message_makes_a_400_a_context_window(status: int) -> None:
+    plain = {"type": "error", "error": {"type": "invalid_request_error", "message": "messages: field required"}}
+    assert ADAPTER.classify_error(status, plain, {}).to_dict()["reason"] == "invalid_request"
+    long = {"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long: 2 > 1"}}
+    assert ADAPTER.classify_error(status, long, {}).to_dict()["reason"] == "context_window"
+    server = {"type": "error", "error": {"type": "api_error", "message": "prompt is too long: 2 > 1"}}
+    assert ADAPTER.classify_error(500, server, {}).to_dict()["reason"] == "server_error"

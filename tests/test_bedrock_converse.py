@@ -451,13 +451,34 @@ def test_classify_error_by_status_and_error_type(status: int, name: str, headers
     assert result["message"] == body.get("message", body.get("Message"))
 
 
-@pytest.mark.parametrize("error_type", sorted(ERROR_TYPES))
-def test_every_error_type_in_the_table_is_mapped(error_type: str) -> None:
-    # A 418 has no meaning of its own, so only the table can decide.
+# Converse error types → (kind, reason), written here rather than read from the adapter's table
+# (docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html#API_runtime_Converse_Errors).
+EXPECTED_ERRORS = {
+    "ThrottlingException": ("retryable_error", "rate_limit"),
+    "ModelNotReadyException": ("retryable_error", "overloaded"),
+    "ServiceUnavailableException": ("retryable_error", "overloaded"),
+    "InternalServerException": ("retryable_error", "server_error"),
+    "ModelTimeoutException": ("retryable_error", "timeout"),
+    "ModelStreamErrorException": ("retryable_error", "server_error"),
+    "ModelErrorException": ("fatal_error", "invalid_request"),
+    "ValidationException": ("fatal_error", "invalid_request"),
+    "AccessDeniedException": ("fatal_error", "auth"),
+    "UnrecognizedClientException": ("fatal_error", "auth"),
+    "ResourceNotFoundException": ("fatal_error", "not_found"),
+    "ServiceQuotaExceededException": ("fatal_error", "quota"),
+}
+
+
+@pytest.mark.parametrize("error_type", sorted(EXPECTED_ERRORS))
+def test_every_error_type_maps_to_its_kind(error_type: str) -> None:
+    # A 418 has no meaning of its own, so only the error type can decide.
     result = ADAPTER.classify_error(418, {"message": "x"}, {"x-amzn-errortype": error_type}).to_dict()
-    retryable, reason = ERROR_TYPES[error_type]
-    assert (result["kind"], result["reason"]) == ("retryable_error" if retryable else "fatal_error", reason)
+    assert (result["kind"], result["reason"]) == EXPECTED_ERRORS[error_type]
     assert result["raw"] == f"http=418/{error_type}"
+
+
+def test_the_error_table_names_exactly_the_expected_types() -> None:
+    assert set(ERROR_TYPES) == set(EXPECTED_ERRORS)
 
 
 @pytest.mark.parametrize(

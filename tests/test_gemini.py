@@ -361,14 +361,17 @@ def test_classify_error_by_status_and_body(status: int, name: str, headers: dict
 
 
 @pytest.mark.parametrize(
-    ("status", "rpc_status"),
-    [(400, "INVALID_ARGUMENT"), (403, "PERMISSION_DENIED"), (404, "NOT_FOUND"), (500, "INTERNAL"),
-     (503, "UNAVAILABLE"), (504, "DEADLINE_EXCEEDED"), (429, "RESOURCE_EXHAUSTED"), (401, "UNAUTHENTICATED")],
+    ("status", "rpc_status", "kind", "reason"),
+    [(400, "INVALID_ARGUMENT", "fatal_error", "invalid_request"), (403, "PERMISSION_DENIED", "fatal_error", "auth"),
+     (404, "NOT_FOUND", "fatal_error", "not_found"), (500, "INTERNAL", "retryable_error", "server_error"),
+     (503, "UNAVAILABLE", "retryable_error", "overloaded"), (504, "DEADLINE_EXCEEDED", "retryable_error", "timeout"),
+     (429, "RESOURCE_EXHAUSTED", "retryable_error", "rate_limit"), (401, "UNAUTHENTICATED", "fatal_error", "auth")],
 )
-def test_every_rpc_status_in_the_table_is_mapped(status: int, rpc_status: str) -> None:
-    retryable, reason = RPC_STATUSES[rpc_status]
+def test_every_rpc_status_maps_to_its_kind(status: int, rpc_status: str, kind: str, reason: str) -> None:
     result = ADAPTER.classify_error(status, {"error": {"code": status, "message": "x", "status": rpc_status}}, {})
-    assert (result.kind, result.to_dict()["reason"]) == ("retryable_error" if retryable else "fatal_error", reason)
+    assert (result.kind, result.to_dict()["reason"]) == (kind, reason)
+    assert set(RPC_STATUSES) == {"INVALID_ARGUMENT", "PERMISSION_DENIED", "NOT_FOUND", "INTERNAL", "UNAVAILABLE",
+                                 "DEADLINE_EXCEEDED", "RESOURCE_EXHAUSTED", "UNAUTHENTICATED"}
 
 
 def test_a_per_minute_quota_failure_stays_a_rate_limit() -> None:

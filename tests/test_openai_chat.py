@@ -198,3 +198,33 @@ def test_an_empty_refusal_string_is_not_a_refusal() -> None:
 @pytest.mark.parametrize("request_body", [{"messages": 5}, {"messages": True}, [], None])
 def test_read_request_of_odd_json_never_raises(request_body: object) -> None:
     assert list(ADAPTER.read_request(request_body).results) == []  # type: ignore[arg-type]
+
+
+# error.code (platform.openai.com/docs/guides/error-codes) → (kind, reason), on a status that says nothing (418).
+EXPECTED_ERROR_CODES = {
+    "insufficient_quota": ("fatal_error", "quota"),
+    "billing_hard_limit_reached": ("fatal_error", "quota"),
+    "context_length_exceeded": ("fatal_error", "context_window"),
+    "rate_limit_exceeded": ("retryable_error", "rate_limit"),
+    "invalid_api_key": ("fatal_error", "auth"),
+    "invalid_prompt": ("fatal_error", "policy"),
+    "model_not_found": ("fatal_error", "not_found"),
+    "server_error": ("retryable_error", "server_error"),
+}
+
+
+@pytest.mark.parametrize("code", sorted(EXPECTED_ERROR_CODES))
+def test_every_error_code_maps_to_its_kind(code: str) -> None:
+    from providers.openai_common.errors import ERROR_CODES
+
+    result = ADAPTER.classify_error(418, {"error": {"code": code, "message": "x"}}, {}).to_dict()
+    assert (result["kind"], result["reason"]) == EXPECTED_ERROR_CODES[code]
+    assert set(ERROR_CODES) == set(EXPECTED_ERROR_CODES)
+
+
+def test_only_a_context_length_message_makes_a_plain_400_a_context_window() -> None:
+    plain = {"error": {"message": "Invalid value for 'temperature'", "type": "invalid_request_error"}}
+    assert ADAPTER.classify_error(400, plain, {}).to_dict()["reason"] == "invalid_request"
+    long = {"error": {"message": "This model's maximum context length is 8192 tokens", "type": "x"}}
+    assert ADAPTER.classify_error(400, long, {}).to_dict()["reason"] == "context_window"
+    assert ADAPTER.classify_error(500, long, {}).to_dict()["reason"] == "server_error"
