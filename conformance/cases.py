@@ -10,7 +10,7 @@ from typing import Any
 
 from conformance.adapter import Task
 from conformance.errors import InputError, Problem
-from conformance.fixtures import RecordedTurn, load_turn, shown_path
+from conformance.fixtures import RecordedTurn, conventional_turns, load_turn, shown_path
 from conformance.registry import BUILTIN
 from conformance.schemas import schema_definition_problems, schema_errors
 from conformance.world import Principal, World
@@ -171,8 +171,10 @@ def _load_case(path: Path, root: Path, world: World | None, problems: list[Probl
         if provider not in known_providers:
             continue
         turns = []
-        for index, turn in enumerate(spec["turns"]):
-            pointer = f"/providers/{provider}/turns/{index}"
+        entries = spec["turns"] if "turns" in spec else conventional_turns(
+            path, provider, f"/providers/{escape_pointer(provider)}", problem)
+        for index, turn in enumerate(entries or []):
+            pointer = f"/providers/{escape_pointer(provider)}/turns/{index}"
             recorded = load_turn(turn, path, resolved_root, pointer, problem, max_file_bytes)
             if recorded is not None:
                 turns.append(recorded)

@@ -4,6 +4,7 @@ limit, UTF-8, JSON) and read into the status, headers and body the loop replays.
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -135,3 +136,52 @@ def _report_path(path: Path, root: Path) -> str:
 
     Both paths are already resolved."""
     return path.relative_to(root.parent).as_posix()
+
+
+# Fixture files named by convention: <provider>/turn<N>.json (a body) and turn<N>.sse or .jsonl (a stream).
+CONVENTION = re.compile(r"turn([1-9][0-9]{0,3})\.(json|sse|jsonl)")
+
+
+def conventional_turns(case_path: Path, provider: str, pointer: str, problem: Any) -> list[dict[str, Any]] | None:
+    """The turns of ``provider`` found by convention beside the case file, as explicit turn entries.
+
+    Turn numbers must run from 1 without a gap; a turn has a body, a stream or both."""
+    folder = case_path.parent / provider
+    found: dict[int, dict[str, Any]] = {}
+    others: list[str] = []
+    names = sorted(entry.name for entry in folder.iterdir()) if folder.is_dir() else []
+    for name in names:
+        match = CONVENTION.fullmatch(name)
+        if match is None:
+            others.append(name)
+            continue
+        turn = found.setdefault(int(match.group(1)), {})
+        key = "body" if match.group(2) == "json" else "stream"
+        if key in turn:
+            problem(pointer, f"turn {match.group(1)} has two stream fixtures ({turn[key]} and {provider}/{name})",
+                    "keep one of turnN.sse and turnN.jsonl")
+            return None
+        turn[key] = f"{provider}/{name}"
+    if not found:
+        listing = ", ".join(others) if others else f"no files in {provider}/"
+        problem(pointer, f"no recorded turns for {provider}: expected {provider}/turn1.json or turn1.sse "
+                         f"(found: {listing})", "record the turns there, or list them under turns:")
+        return None
+    numbers = sorted(found)
+    listing = ", ".join(names)
+    for key in ("body", "stream"):
+        holders = [number for number in numbers if key in found[number]]
+        lacking = [number for number in numbers if key not in found[number]]
+        if holders and lacking:
+            extension = Path(found[holders[0]][key]).suffix
+            # Some turns have one and some do not: a file was deleted or misnamed, not a stream-only recording.
+            problem(pointer, f"fixture file '{provider}/turn{lacking[0]}{extension}' not found (existing: {listing})",
+                    "fix the file name, or list the turns under turns:")
+            return None
+    if numbers != list(range(1, len(numbers) + 1)):
+        missing = min(set(range(1, numbers[-1] + 1)) - set(numbers))
+        problem(pointer, f"{provider}/turn{missing}.json (or .sse) is missing; recorded: "
+                         f"{', '.join(f'turn{number}' for number in numbers)}",
+                "number the turns from 1 without a gap, or list them under turns:")
+        return None
+    return [found[number] for number in numbers]

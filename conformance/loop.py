@@ -22,7 +22,6 @@ from conformance.verify import verify_text
 from conformance.world import Receipt
 
 
-
 @dataclass(slots=True)
 class LoopRun:
     """Everything one loop did: requests sent, responses classified, tools run, and the outcome."""

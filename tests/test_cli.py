@@ -132,9 +132,16 @@ def test_validate_reports_missing_fixture_listing_existing_files(tmp_path: Path)
     assert expected in completed.stderr
 
 
+def explicit_turns(path: Path) -> None:
+    """Write the openai-chat turn of a case out explicitly (bundled cases find their fixtures by convention)."""
+    path.write_text(path.read_text().replace("  openai-chat: {}", "  openai-chat:\n    turns:\n"
+                                                                  "      - body: openai-chat/turn1.json", 1))
+
+
 def test_validate_refuses_a_fixture_path_outside_the_cases_folder(tmp_path: Path) -> None:
     cases = copy_cases(tmp_path)
     path = cases / "refusal/case.yaml"
+    explicit_turns(path)
     path.write_text(path.read_text().replace("body: openai-chat/turn1.json", "body: ../../outside.json"))
     (tmp_path / "outside.json").write_text("{}")
     completed = run_cli("validate", "--cases", str(cases))
@@ -228,6 +235,7 @@ def test_run_appends_the_markdown_report_to_the_github_step_summary(tmp_path: Pa
 def test_validate_refuses_a_turn_with_two_body_sources(tmp_path: Path) -> None:
     cases = copy_cases(tmp_path)
     path = cases / "refusal/case.yaml"
+    explicit_turns(path)
     path.write_text(path.read_text().replace("- body: openai-chat/turn1.json", "- body: openai-chat/turn1.json\n"
                                              "        text: also a body", 1))
     completed = run_cli("validate", "--cases", str(cases))

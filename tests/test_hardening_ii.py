@@ -191,7 +191,8 @@ def test_inspect_of_a_device_is_refused() -> None:
 
 def test_a_nul_byte_in_a_fixture_path_is_refused(cases: Path) -> None:
     path = _case_yaml(cases)
-    path.write_text(path.read_text().replace("body: openai-chat/turn1.json", 'body: "openai-chat/turn1\\0.json"', 1))
+    path.write_text(path.read_text().replace("  openai-chat: {}", '  openai-chat:\n    turns:\n'
+                                                                   '      - body: "openai-chat/turn1\\0.json"', 1))
     completed = _validate(cases)
     assert completed.returncode == 2 and "NUL byte" in completed.stderr
 
