@@ -7,7 +7,7 @@ it hands it a status, headers and a body (or a stream) and gets one contract kin
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from conformance.stream import StreamResult
@@ -117,9 +117,7 @@ class Adapter:
     assemble_stream: Callable[[Iterable[bytes]], StreamResult] | None = None
     """A raw stream transcript, as byte chunks → the same kind a body gives, plus a stream summary."""
     description: str = ""
-    """One line for listings."""
-    details: Mapping[str, Any] = field(default_factory=dict)
-    """Free-form facts about the adapter (the API it speaks)."""
+    """One line for listings: the API the adapter speaks."""
 
 
 def request_history(request: Any, key: str) -> list[Any]:

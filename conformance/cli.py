@@ -10,13 +10,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from conformance.cases import load_cases, shown_path
+from conformance.cases import load_cases
 from conformance.catalogue import render_catalogue
 from conformance.classify import classify_response
 from conformance.diff import compare, load_report
 from conformance.diff import render_markdown as render_diff
 from conformance.errors import InputError, Problem
 from conformance.files import read_regular_file, regular_file_problem
+from conformance.fixtures import shown_path
 from conformance.http import lower_headers
 from conformance.hygiene import hygiene_problems, redact_file
 from conformance.jsontext import parse_json

@@ -11,9 +11,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from conformance.adapter import Adapter, ModelTurn, ToolResult, ToolResults, TranscriptEntry, UserMessage
-from conformance.cases import Case, RecordedTurn
+from conformance.cases import Case
 from conformance.classify import classify_response
 from conformance.errors import InputError, Problem
+from conformance.fixtures import RecordedTurn
 from conformance.jsontext import parse_json
 from conformance.schemas import compiled
 from conformance.sse import read_chunks

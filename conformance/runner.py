@@ -13,8 +13,6 @@ from conformance.loop import LoopRun, run_loop
 from conformance.sanitize import report_safe
 from conformance.types import USAGE_FIELDS, ModelResponse
 
-MODES = ("body", "stream")
-
 
 def modes_for(case: Case, provider: str, adapter: Adapter) -> list[str]:
     """The modes a case × provider can be replayed in: every turn must have what the mode needs."""
