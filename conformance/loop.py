@@ -18,7 +18,7 @@ from conformance.fixtures import RecordedTurn
 from conformance.jsontext import parse_json
 from conformance.schemas import compiled
 from conformance.sse import read_chunks
-from conformance.types import InvalidToolCall, ModelResponse, Text, ToolCall
+from conformance.types import InvalidToolCall, ModelResponse, Text, ToolCall, ToolCalls
 from conformance.verify import verify_text
 from conformance.world import Receipt
 
@@ -54,89 +54,115 @@ def replay_turn(adapter: Adapter, recorded: RecordedTurn, mode: str) -> tuple[Mo
 
 def run_loop(case: Case, provider: str, adapter: Adapter, turns: tuple[RecordedTurn, ...],
              mode: str = "body") -> LoopRun:
-    run = LoopRun()
-    world = case.world.fork()
-    transcript: list[TranscriptEntry] = [UserMessage(text=case.task.input)]
-    seen_ids: set[str] = set()
-    calls_used = 0
-    answered = 0  # follow-up user messages already sent
-    exchange_receipts = 0  # receipts before this exchange do not verify its answer
-    tools = {spec.name: world.tools[spec.name] for spec in case.task.tools}
+    """Replay ``turns`` through ``adapter`` as the bounded tool loop would run, and say what the business got."""
+    loop = _Loop(case, provider, adapter, turns, mode)
     for index in range(case.max_turns):
-        run.requests.append(adapter.build_request(case.task, transcript))
-        if index >= len(turns):
-            raise InputError([_missing_turn(case, provider, index, run)])
-        recorded = turns[index]
-        response, stream = replay_turn(adapter, recorded, mode)
-        if isinstance(response, Text) and case.task.output_schema is not None:
+        response = loop.replay(index)
+        match response:
+            case Text():
+                done = loop.answer(response)
+            case InvalidToolCall():
+                done = loop.invalid_call(response)
+            case ToolCalls():
+                done = loop.run_calls(index, response)
+            case _:
+                loop.run.outcome, done = response.kind, True
+        if done:
+            break
+    else:
+        loop.run.outcome = "budget_exhausted"
+        loop.run.detail = f"the turn budget of {case.max_turns} ran out with tool calls still coming"
+    loop.run.world_writes = list(loop.world.writes)
+    return loop.run
+
+
+class _Loop:
+    """One loop's state; each step returns True when the loop ends there."""
+
+    def __init__(self, case: Case, provider: str, adapter: Adapter, turns: tuple[RecordedTurn, ...], mode: str) -> None:
+        self.case, self.provider, self.adapter, self.turns, self.mode = case, provider, adapter, turns, mode
+        self.run = LoopRun()
+        self.world = case.world.fork()
+        self.transcript: list[TranscriptEntry] = [UserMessage(text=case.task.input)]
+        self.seen_ids: set[str] = set()
+        self.calls_used = 0
+        self.answered = 0  # follow-up user messages already sent
+        self.exchange_receipts = 0  # receipts before this exchange do not verify its answer
+        self.tools = {spec.name: self.world.tools[spec.name] for spec in case.task.tools}
+
+    def replay(self, index: int) -> ModelResponse:
+        """Build turn ``index``'s request, then read the recorded response to it."""
+        run = self.run
+        run.requests.append(self.adapter.build_request(self.case.task, self.transcript))
+        if index >= len(self.turns):
+            raise InputError([_missing_turn(self.case, self.provider, index, run)])
+        recorded = self.turns[index]
+        response, stream = replay_turn(self.adapter, recorded, self.mode)
+        if isinstance(response, Text) and self.case.task.output_schema is not None:
             response = replace(response, parsed=_parse_json(response.text))
         run.responses.append(response)
         run.sources.append(recorded.stream_source if stream is not None else recorded.source)
         run.statuses.append(recorded.status)
         run.streams.append(stream)
+        return response
 
-        if response.kind == "text":
-            assert isinstance(response, Text)
-            run.outcome, run.detail = _verify(case, response, run.receipts[exchange_receipts:])
-            if run.outcome != "answer_ready" or answered == len(case.task.follow_ups):
-                break
-            # The answer stands; the user speaks again and the whole history goes back with it.
-            transcript.append(ModelTurn(response=response))
-            transcript.append(UserMessage(text=case.task.follow_ups[answered]))
-            answered += 1
-            exchange_receipts = len(run.receipts)
-            run.outcome = ""
-            continue
-        if response.kind == "invalid_tool_call":
-            assert isinstance(response, InvalidToolCall)
-            undeclared = [call.name for call in response.calls if call.name and call.name not in tools]
-            if response.undeclared_tool or undeclared:
-                run.outcome, run.detail = "unknown_tool", response.detail
-            else:
-                run.outcome, run.detail = "invalid_tool_call", response.detail
-            break
-        if response.kind != "tool_calls":
-            run.outcome = response.kind
-            break
+    def answer(self, response: Text) -> bool:
+        run, follow_ups = self.run, self.case.task.follow_ups
+        run.outcome, run.detail = _verify(self.case, response, run.receipts[self.exchange_receipts:])
+        if run.outcome != "answer_ready" or self.answered == len(follow_ups):
+            return True
+        # The answer stands; the user speaks again and the whole history goes back with it.
+        self.transcript.append(ModelTurn(response=response))
+        self.transcript.append(UserMessage(text=follow_ups[self.answered]))
+        self.answered += 1
+        self.exchange_receipts = len(run.receipts)
+        run.outcome = ""
+        return False
 
-        transcript.append(ModelTurn(response=response))
-        if calls_used + len(response.calls) > case.max_tool_calls:
+    def invalid_call(self, response: InvalidToolCall) -> bool:
+        undeclared = [call.name for call in response.calls if call.name and call.name not in self.tools]
+        unknown = response.undeclared_tool or undeclared
+        self.run.outcome, self.run.detail = ("unknown_tool" if unknown else "invalid_tool_call"), response.detail
+        return True
+
+    def run_calls(self, index: int, response: ToolCalls) -> bool:
+        """Execute the calls of turn ``index`` against the world, stopping at the first denial."""
+        run = self.run
+        self.transcript.append(ModelTurn(response=response))
+        if self.calls_used + len(response.calls) > self.case.max_tool_calls:
             run.outcome = "budget_exhausted"
-            run.detail = (f"turn {index + 1} asked for {len(response.calls)} call(s) with {calls_used} of "
-                          f"{case.max_tool_calls} already used")
-            break
+            run.detail = (f"turn {index + 1} asked for {len(response.calls)} call(s) with {self.calls_used} of "
+                          f"{self.case.max_tool_calls} already used")
+            return True
         results: list[ToolResult] = []
-        stop = False
         for call in response.calls:
-            verdict = _check_call(call, seen_ids, tools)
+            verdict = _check_call(call, self.seen_ids, self.tools)
             if verdict:
                 run.outcome, run.detail = verdict
-                stop = True
-                break
-            seen_ids.add(call.call_id)
-            calls_used += 1
-            tool = tools[call.name]
-            arguments = call.parsed_arguments or {}
-            receipt = world.execute(tool, arguments, case.principal, approved=call.name in case.approvals)
-            run.receipts.append(_receipt_record(index, call, receipt))
-            if receipt.denied:
-                record_key = arguments.get(tool.key)
-                protected = world.protected_values(tool.collection, record_key) if isinstance(record_key, str) else []
-                sent = json.dumps(receipt.output, ensure_ascii=False)
-                run.leaks.extend(value for value in protected if value in sent)
-                run.outcome = "permission_denied"
-                run.detail = f"{call.name}: {receipt.denied}"
-                stop = True
-                break
-            results.append(ToolResult(call=call, output=receipt.output, is_error=receipt.is_error))
-        if stop:
-            break
-        transcript.append(ToolResults(results=tuple(results)))
-    else:
-        run.outcome = "budget_exhausted"
-        run.detail = f"the turn budget of {case.max_turns} ran out with tool calls still coming"
-    run.world_writes = list(world.writes)
-    return run
+                return True
+            self.seen_ids.add(call.call_id)
+            self.calls_used += 1
+            result = self._execute(index, call)
+            if result is None:
+                return True
+            results.append(result)
+        self.transcript.append(ToolResults(results=tuple(results)))
+        return False
+
+    def _execute(self, index: int, call: ToolCall) -> ToolResult | None:
+        """The call's result for the model, or None when the world denied it (the loop ends there)."""
+        run, tool = self.run, self.tools[call.name]
+        arguments = call.parsed_arguments or {}
+        receipt = self.world.execute(tool, arguments, self.case.principal, approved=call.name in self.case.approvals)
+        run.receipts.append(_receipt_record(index, call, receipt))
+        if not receipt.denied:
+            return ToolResult(call=call, output=receipt.output, is_error=receipt.is_error)
+        record_key = arguments.get(tool.key)
+        protected = self.world.protected_values(tool.collection, record_key) if isinstance(record_key, str) else []
+        sent = json.dumps(receipt.output, ensure_ascii=False)
+        run.leaks.extend(value for value in protected if value in sent)
+        run.outcome, run.detail = "permission_denied", f"{call.name}: {receipt.denied}"
+        return None
 
 
 def _check_call(call: ToolCall, seen_ids: set[str], tools: dict[str, Any]) -> tuple[str, str] | None:
