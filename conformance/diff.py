@@ -146,37 +146,46 @@ def _compare_rows(key: Key, before: dict[str, Any], after: dict[str, Any]) -> Ro
         notes.append(f"outcome {before.get('outcome')} → {after.get('outcome')}")
     old_turns, new_turns = before.get("turns") or [], after.get("turns") or []
     for number, (old_turn, new_turn) in enumerate(zip(old_turns, new_turns, strict=False), start=1):
-        if old_turn.get("kind") != new_turn.get("kind"):
-            text = f"turn {number} kind {old_turn.get('kind')} → {new_turn.get('kind')} ({new_turn.get('raw')})"
-            if new_turn.get("kind") == "unsupported":
-                regressions.append(text)
-            elif old_turn.get("kind") == "unsupported":
-                improvements.append(text)
-            else:
-                notes.append(text)
-        elif old_turn.get("raw") != new_turn.get("raw"):
-            notes.append(f"turn {number} raw {old_turn.get('raw')} → {new_turn.get('raw')}")
-        old_ids = [call.get("call_id") for call in old_turn.get("calls") or []]
-        new_ids = [call.get("call_id") for call in new_turn.get("calls") or []]
-        if old_ids != new_ids:
-            notes.append(f"turn {number} call ids {old_ids} → {new_ids}")
-        regressions.extend(_usage_nulls(f"turn {number} usage", old_turn.get("usage"), new_turn.get("usage")))
+        _compare_turns(number, old_turn, new_turn, regressions, improvements, notes)
     if len(old_turns) != len(new_turns):
         notes.append(f"turns {len(old_turns)} → {len(new_turns)}")
     regressions.extend(_usage_nulls("usage", before.get("usage"), after.get("usage")))
     old_usage, new_usage = before.get("usage") or {}, after.get("usage") or {}
     notes.extend(f"usage.{name} {old_usage.get(name)} → {new_usage.get(name)}" for name in USAGE_FIELDS
                  if old_usage.get(name) != new_usage.get(name) and new_usage.get(name) is not None)
-    old_problems = (before.get("correlation") or {}).get("problems") or []
-    new_problems = (after.get("correlation") or {}).get("problems") or []
-    for problem in new_problems:
-        if problem not in old_problems:
-            regressions.append(f"correlation broken: {problem}")
-    if old_problems and not new_problems:
-        improvements.append("correlation repaired")
+    _compare_correlation(before, after, regressions, improvements)
     paths = sorted(DeepDiff(before, after).affected_paths)
     label = "regression" if regressions else "improvement" if improvements else "change"
     return RowChange(key, label, regressions + improvements + notes, paths)
+
+
+def _compare_turns(number: int, old_turn: dict[str, Any], new_turn: dict[str, Any], regressions: list[str],
+                   improvements: list[str], notes: list[str]) -> None:
+    """One turn's kind, raw value, call ids and usage: a kind turned unsupported is a regression."""
+    if old_turn.get("kind") != new_turn.get("kind"):
+        text = f"turn {number} kind {old_turn.get('kind')} → {new_turn.get('kind')} ({new_turn.get('raw')})"
+        if new_turn.get("kind") == "unsupported":
+            regressions.append(text)
+        elif old_turn.get("kind") == "unsupported":
+            improvements.append(text)
+        else:
+            notes.append(text)
+    elif old_turn.get("raw") != new_turn.get("raw"):
+        notes.append(f"turn {number} raw {old_turn.get('raw')} → {new_turn.get('raw')}")
+    old_ids = [call.get("call_id") for call in old_turn.get("calls") or []]
+    new_ids = [call.get("call_id") for call in new_turn.get("calls") or []]
+    if old_ids != new_ids:
+        notes.append(f"turn {number} call ids {old_ids} → {new_ids}")
+    regressions.extend(_usage_nulls(f"turn {number} usage", old_turn.get("usage"), new_turn.get("usage")))
+
+
+def _compare_correlation(before: dict[str, Any], after: dict[str, Any], regressions: list[str],
+                         improvements: list[str]) -> None:
+    old_problems = (before.get("correlation") or {}).get("problems") or []
+    new_problems = (after.get("correlation") or {}).get("problems") or []
+    regressions.extend(f"correlation broken: {problem}" for problem in new_problems if problem not in old_problems)
+    if old_problems and not new_problems:
+        improvements.append("correlation repaired")
 
 
 def _usage_nulls(where: str, before: Any, after: Any) -> list[str]:
