@@ -24,7 +24,10 @@ def test_an_interrupted_run_keeps_the_previous_reports(tmp_path: Path) -> None:
         [sys.executable, "-m", "conformance", "run", "--cases", str(CASES), "--report-dir", str(reports),
          "--adapter", "tests.slow_adapter:ADAPTER", "--provider", "openai-chat"],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)})
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        # A shell starts background jobs with Ctrl-C ignored, and Python keeps an inherited "ignore": give the
+        # run the default disposition, as a terminal would.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     time.sleep(2.0)
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=30)
