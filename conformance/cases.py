@@ -64,6 +64,7 @@ class Case:
     world: World = field(repr=False)
 
     def expectation_for(self, provider: str) -> Expectation:
+        """The expectation for ``provider``: the case's own, with the provider's override applied."""
         fixtures = self.providers.get(provider)
         override = fixtures.override if fixtures else None
         if override is None:
@@ -80,6 +81,7 @@ class Case:
 
 
 def discover(roots: list[Path]) -> list[Path]:
+    """Every case file under the case folders, in path order."""
     files: list[Path] = []
     for root in roots:
         if not root.is_dir():

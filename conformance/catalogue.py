@@ -8,6 +8,7 @@ START, END = "<!-- cases:start -->", "<!-- cases:end -->"
 
 
 def render_catalogue(cases: list[Case]) -> str:
+    """The README's case table, generated from the case files."""
     lines = [
         START,
         f"{len(cases)} cases, {len({case.scenario for case in cases})} scenario families "

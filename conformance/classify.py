@@ -10,6 +10,7 @@ from conformance.types import ModelResponse
 
 
 def classify_response(adapter: Adapter, status: int, headers: Mapping[str, str], body: Any) -> ModelResponse:
+    """One recorded response → its kind: an HTTP error through ``classify_error``, else the body."""
     if status >= 400:
         return adapter.classify_error(status, body, headers)
     return adapter.classify_body(body)

@@ -42,6 +42,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The command line: one subcommand per command of docs/contract.md, "Command line"."""
     parser = _Parser(prog="conformance", description="Offline contract conformance for LLM provider adapters.")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
@@ -81,6 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; returns its exit code (0, 1, 2, 130 or 143)."""
     arguments = build_parser().parse_args(argv)
     handle_sigterm_as_interrupt()
     handler = {"run": _run, "inspect": _inspect, "diff": _diff, "list": _list, "redact": _redact,

@@ -22,6 +22,7 @@ def _canonical(value: Any) -> str:
 def check_correlation(
     adapter: Adapter, requests: Sequence[dict[str, Any]], responses: Sequence[ModelResponse]
 ) -> dict[str, Any]:
+    """Every correlation rule checked on the requests an adapter built and the responses it read."""
     problems: list[str] = []
     parts = [adapter.read_request(request) for request in requests]
     calls = sum(len(response.calls) for response in responses)

@@ -38,6 +38,7 @@ class RowChange:
 
 
 def load_report(path: Path) -> dict[Key, dict[str, Any]]:
+    """A report.json's rows by case × provider × mode; InputError for anything the gate cannot trust."""
     shown = str(path)
     try:
         document = parse_json(read_regular_file(path, shown, MAX_REPORT_BYTES).decode("utf-8"))
@@ -103,6 +104,7 @@ def row_shape_problem(row: Any) -> str | None:
 
 
 def compare(old: dict[Key, dict[str, Any]], new: dict[Key, dict[str, Any]]) -> list[RowChange]:
+    """Every row that differs between two reports, labelled regression, change or improvement."""
     changes = []
     for key in sorted(set(old) | set(new)):
         before, after = _comparable(old.get(key)), _comparable(new.get(key))
@@ -197,6 +199,7 @@ def _usage_nulls(where: str, before: Any, after: Any) -> list[str]:
 
 
 def render_markdown(changes: list[RowChange], old_name: str, new_name: str) -> str:
+    """The Markdown rendering (for a terminal, a job summary or a pull-request comment)."""
     counts = {label: sum(1 for change in changes if change.label == label)
               for label in ("regression", "change", "improvement")}
     lines = [

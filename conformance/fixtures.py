@@ -43,6 +43,7 @@ class RecordedTurn:
 
 
 def shown_path(path: Path) -> str:
+    """A path as the user should see it: relative to the working directory when inside it."""
     try:
         return str(path.resolve().relative_to(Path.cwd().resolve()))
     except ValueError:

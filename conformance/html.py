@@ -33,6 +33,7 @@ def _embedded_json(data: Any) -> str:
 
 
 def render_html(report: dict[str, Any]) -> str:
+    """The self-contained report.html: the report as JSON data and a page that renders it."""
     return PAGE.replace("/*DATA*/", _embedded_json(_page_data(report)))
 
 

@@ -53,6 +53,7 @@ Span = tuple[int, int]
 
 
 class Detector(Protocol):
+    """One kind of secret: where it may occur (cheap hints) and where exactly it is on a line."""
     @property
     def kind(self) -> str:
         """What the secret is, as a finding names it."""
@@ -87,9 +88,11 @@ class PatternDetector:
     hints: tuple[str, ...] = ()
 
     def may_occur_in(self, lowered: str) -> bool:
+        """Whether the lower-cased line holds a hint of this secret (skips the regex otherwise)."""
         return _has_hint(lowered, self.hints)
 
     def spans(self, line: str) -> Iterator[Span]:
+        """Where on ``line`` each secret is, as (start, end)."""
         for match in self.pattern.finditer(line):
             if self.valid is None or self.valid(match):
                 yield match.span(self.group)
@@ -118,9 +121,11 @@ class KeyBlockDetector:
     hints: tuple[str, ...] = ()
 
     def may_occur_in(self, lowered: str) -> bool:
+        """Whether the lower-cased line holds a hint of this secret (skips the regex otherwise)."""
         return _has_hint(lowered, self.hints)
 
     def spans(self, line: str) -> Iterator[Span]:
+        """Where on ``line`` each secret is, as (start, end)."""
         for start, end, _ in self._blocks(line):
             yield start, end
 
@@ -487,6 +492,7 @@ def unused_fixtures(root: Path, used: set[Path]) -> list[Path]:
 
 
 def hygiene_problems(root: Path, used: set[Path], shown: Callable[[Path], str]) -> list[Problem]:
+    """Unused fixtures and suspected secrets under a case folder, as problems for ``validate``."""
     problems = [
         Problem(shown(path), None, "fixture file is not used by any case",
                 "delete it, or name it from a case's providers.<id>.turns")

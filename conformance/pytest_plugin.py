@@ -30,6 +30,7 @@ _IDS_KEY = pytest.StashKey[dict[str, str]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    """The plugin's options, under ``--conformance-``."""
     group = parser.getgroup("conformance")
     group.addoption("--conformance-adapter", action="append", default=[],
                     help="run the cases against your own adapter too (module:object)")
@@ -41,6 +42,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    """Session-wide storage for loaded cases and report rows."""
     config.stash[_CASES_KEY] = {}
     config.stash[_ROWS_KEY] = []
 
@@ -60,6 +62,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    """Each ``case.yaml`` is a collector of one item per provider and mode."""
     if file_path.name == CASE_FILE:
         return CaseFile.from_parent(parent, path=file_path)
     return None
@@ -82,7 +85,9 @@ def _adapters(config: pytest.Config) -> dict[str, Any]:
 
 
 class CaseFile(pytest.File):
+    """A ``case.yaml`` as a pytest collector."""
     def collect(self) -> Iterator[pytest.Item]:
+        """One item per provider and mode of each case in this file."""
         root = _cases_root(self.path)
         cache = self.config.stash[_CASES_KEY]
         if root not in cache:
@@ -104,6 +109,7 @@ class CaseFile(pytest.File):
                                                provider=provider, mode=mode)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        """A failure as the case's own message, not a traceback."""
         if isinstance(excinfo.value, InputError):
             return terminal_safe(str(excinfo.value))
         return super().repr_failure(excinfo)
@@ -114,11 +120,13 @@ class CaseFailed(Exception):
 
 
 class CaseItem(pytest.Item):
+    """One case × provider × mode as a pytest item."""
     def __init__(self, *, case: Case, provider: str, mode: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.case, self.provider, self.mode = case, provider, mode
 
     def runtest(self) -> None:
+        """Run one case × provider × mode and keep its report row."""
         adapters = _adapters(self.config)
         row = run_case(self.case, self.provider, adapters[self.provider], self.mode)
         self.config.stash[_ROWS_KEY].append(json.dumps(row, separators=(",", ":")))
@@ -126,11 +134,13 @@ class CaseItem(pytest.Item):
             raise CaseFailed("\n".join(row["failures"]))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        """A failure as the case's own message, not a traceback."""
         if isinstance(excinfo.value, (CaseFailed, InputError)):
             return terminal_safe(f"{self.case.path} [{self.provider}, {self.mode}]\n{excinfo.value}")
         return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Path, int, str]:
+        """Where the item lives, for pytest's reports."""
         return self.path, 0, f"case {self.case.id} [{self.provider}, {self.mode}]"
 
 
@@ -143,6 +153,7 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int | pytest.ExitCode) -> None:
+    """Workers hand their rows over; the controller writes the reports, unless the session stopped early."""
     config = session.config
     rows = config.stash.get(_ROWS_KEY, [])
     workeroutput = getattr(config, "workeroutput", None)

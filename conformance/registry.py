@@ -64,6 +64,7 @@ def _import_file(path: str) -> ModuleType:
 
 
 def builtin_adapters() -> dict[str, Adapter]:
+    """The five built-in adapters by provider id."""
     return {provider: load_adapter(spec) for provider, spec in BUILTIN.items()}
 
 

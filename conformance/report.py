@@ -60,6 +60,7 @@ def _cell(row: dict[str, Any]) -> str:
 
 
 def render_markdown(report: dict[str, Any]) -> str:
+    """The Markdown rendering (for a terminal, a job summary or a pull-request comment)."""
     rows = report["results"]
     providers = report["providers"]
     summary = report["summary"]

@@ -83,6 +83,7 @@ def _expected(expectation: Expectation) -> dict[str, Any]:
 
 
 def run_all(cases: Iterable[Case], adapters: dict[str, Adapter]) -> list[dict[str, Any]]:
+    """Every case against every adapter that has fixtures for it, in every mode it can replay; rows sorted."""
     rows = []
     for case in cases:
         for provider, adapter in adapters.items():

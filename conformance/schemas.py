@@ -20,6 +20,7 @@ SCHEMA_DIR = Path(__file__).parent / "schema"
 
 @cache
 def validator(name: str) -> Draft202012Validator:
+    """The compiled validator of a schema shipped in conformance/schema."""
     schema = json.loads((SCHEMA_DIR / name).read_text(encoding="utf-8"))
     Draft202012Validator.check_schema(schema)
     return Draft202012Validator(schema)

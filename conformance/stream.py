@@ -33,6 +33,7 @@ class StreamSummary:
     duplicates: int = 0
 
     def count(self, event_type: str) -> None:
+        """Count one event of ``event_type`` (after the terminal event, also as ignored)."""
         if self.terminal:
             self.ignored_after_terminal += 1
         events = self.events
@@ -45,6 +46,7 @@ class StreamSummary:
         self.last = event_type
 
     def to_dict(self) -> dict[str, Any]:
+        """The value as builtins, for the report and ``inspect``."""
         return {
             "events": dict(sorted(self.events.items())),
             "event_count": sum(self.events.values()),
@@ -72,9 +74,11 @@ class TextBuffer:
         self._buffer = io.StringIO()
 
     def append(self, piece: str) -> None:
+        """Add one piece."""
         self._buffer.write(piece)
 
     def value(self) -> str:
+        """The joined text."""
         return self._buffer.getvalue()
 
 

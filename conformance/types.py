@@ -78,6 +78,7 @@ class Usage:
     """The vendor's own usage object, unchanged."""
 
     def normalized(self) -> dict[str, int | None]:
+        """The six normalized counts by field name."""
         return {name: getattr(self, name) for name in USAGE_FIELDS}
 
 
@@ -97,6 +98,7 @@ class ToolCall:
     """True when the vendor sent no id and the adapter made one up."""
 
     def to_dict(self) -> dict[str, Any]:
+        """The value as builtins, for the report and ``inspect``."""
         return {
             "call_id": self.call_id,
             "name": self.name,
@@ -125,6 +127,7 @@ class ModelResponse:
 
     @property
     def calls(self) -> tuple[ToolCall, ...]:
+        """The tool calls this response carries (none for most kinds)."""
         return ()
 
     def extras(self) -> dict[str, Any]:
@@ -132,6 +135,7 @@ class ModelResponse:
         return {}
 
     def to_dict(self) -> dict[str, Any]:
+        """The value as builtins, for the report and ``inspect``."""
         usage = self.usage
         result: dict[str, Any] = {
             "kind": self.kind,
@@ -160,6 +164,7 @@ class Text(ModelResponse):
     """The answer parsed as JSON when the task requested an output schema."""
 
     def extras(self) -> dict[str, Any]:
+        """The kind's own fields, for the report and ``inspect``."""
         return {"parsed": self.parsed} if self.parsed is not None else {}
 
 
@@ -175,6 +180,7 @@ class ToolCalls(ModelResponse):
 
     @property
     def calls(self) -> tuple[ToolCall, ...]:
+        """The tool calls this response carries (none for most kinds)."""
         return self.tool_calls
 
 
@@ -189,6 +195,7 @@ class Refusal(ModelResponse):
     """Refusal text, if any."""
 
     def extras(self) -> dict[str, Any]:
+        """The kind's own fields, for the report and ``inspect``."""
         return {"source": self.source}
 
 
@@ -203,6 +210,7 @@ class Incomplete(ModelResponse):
     """Partial text, never a final answer."""
 
     def extras(self) -> dict[str, Any]:
+        """The kind's own fields, for the report and ``inspect``."""
         return {"reason": self.reason}
 
 
@@ -223,6 +231,7 @@ class RetryableError(ModelResponse):
     """Text a broken stream delivered before it broke: partial, never a final answer."""
 
     def extras(self) -> dict[str, Any]:
+        """The kind's own fields, for the report and ``inspect``."""
         return {
             "reason": self.reason,
             "http_status": self.http_status,
@@ -244,6 +253,7 @@ class FatalError(ModelResponse):
     """The vendor's error message."""
 
     def extras(self) -> dict[str, Any]:
+        """The kind's own fields, for the report and ``inspect``."""
         return {"reason": self.reason, "http_status": self.http_status, "message": self.message}
 
 
@@ -261,9 +271,11 @@ class InvalidToolCall(ModelResponse):
 
     @property
     def calls(self) -> tuple[ToolCall, ...]:
+        """The tool calls this response carries (none for most kinds)."""
         return self.tool_calls
 
     def extras(self) -> dict[str, Any]:
+        """The kind's own fields, for the report and ``inspect``."""
         return {"detail": self.detail, "undeclared_tool": self.undeclared_tool}
 
 
@@ -276,6 +288,7 @@ class Unsupported(ModelResponse):
     """The unknown thing, by name (an item type, a status, a stop value)."""
 
     def extras(self) -> dict[str, Any]:
+        """The kind's own fields, for the report and ``inspect``."""
         return {"raw_type": self.raw_type}
 
 

@@ -91,13 +91,16 @@ class Content:
 
     @property
     def text(self) -> str | None:
+        """The text gathered so far, or None when there is none."""
         return "".join(self.texts) if self.texts else None
 
     def mark_unknown(self, name: str, raw: str) -> None:
+        """Remember the first thing the adapter does not know, by name and place."""
         if self.unknown is None:
             self.unknown, self.unknown_raw = name, raw
 
     def mark_refusal(self, text: str, raw: str) -> None:
+        """Remember the first explicit refusal in the content, and where it was."""
         if self.refusal is None:
             self.refusal, self.refusal_raw = text, raw
 

@@ -38,6 +38,7 @@ class Tool:
     sets: Mapping[str, Any] = field(default_factory=dict)
 
     def spec(self) -> ToolSpec:
+        """What the tool offers the model: its name, description and parameters."""
         return ToolSpec(name=self.name, description=self.description, parameters=self.parameters)
 
 
@@ -64,6 +65,7 @@ class World:
 
     @classmethod
     def from_document(cls, document: Mapping[str, Any]) -> World:
+        """The world of a validated ``world.yaml`` document."""
         tools = {
             name: Tool(
                 name=name,

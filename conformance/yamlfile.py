@@ -26,6 +26,7 @@ MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
 def escape_pointer(token: str) -> str:
+    """A JSON-pointer token (``~`` and ``/`` escaped)."""
     return token.replace("~", "~0").replace("/", "~1")
 
 
@@ -133,6 +134,7 @@ class SafeConstructorForKeys(yaml.constructor.SafeConstructor):
     """Builds a scalar key's value (``0x1`` → 1, ``yes`` → True) so equal keys spelled apart are caught."""
 
     def identity(self, key_node: Any) -> Any:
+        """A key node's value as the loader would build it, so keys equal as values compare equal."""
         if not isinstance(key_node, yaml.ScalarNode):
             return ("node", id(key_node))
         try:

@@ -32,6 +32,7 @@ CONTEXT_WINDOW_PHRASES = ("prompt is too long", "exceed context limit")
 
 
 def classify_error(status: int, body: Any, headers: Mapping[str, str]) -> ModelResponse:
+    """HTTP status, Anthropic Messages error body and lower-cased headers → one contract kind."""
     error = body.get("error") if isinstance(body, dict) else None
     error = error if isinstance(error, dict) else {}
     error_type = error.get("type") if isinstance(error.get("type"), str) else None

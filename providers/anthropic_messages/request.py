@@ -18,6 +18,7 @@ from conformance.adapter import (
 
 
 def build_request(task: Task, transcript: Sequence[TranscriptEntry]) -> dict[str, Any]:
+    """The neutral task and transcript → the Anthropic Messages wire request body."""
     request: dict[str, Any] = {
         "model": task.model,
         "max_tokens": task.max_output_tokens,
@@ -62,6 +63,7 @@ def _messages(entry: TranscriptEntry) -> list[Any]:
 
 
 def read_request(request: Mapping[str, Any]) -> RequestParts:
+    """A Anthropic Messages request this adapter built → its static prefix, history and echoed call ids."""
     history = request_history(request, "messages")
     results: list[tuple[str | None, str | None]] = []
     for message in history:

@@ -47,6 +47,7 @@ IGNORED_BLOCKS = frozenset(
 
 
 def classify_body(body: Any) -> ModelResponse:
+    """A successful (HTTP 2xx) Anthropic Messages body → one contract kind."""
     if isinstance(body, dict) and body.get("type") == "error":
         # An error object delivered with HTTP 200 (the SDK reports such errors with status 200).
         return classify_error(200, body, {})

@@ -9,6 +9,7 @@ from conformance.usage import add, count
 
 
 def normalize_usage(raw: Any) -> Usage | None:
+    """The Anthropic Messages usage object → normalized usage (None when there is none)."""
     if not isinstance(raw, dict):
         return None
     cache_read = count(raw, "cache_read_input_tokens")

@@ -42,6 +42,7 @@ STREAM_ERROR_FIELDS = ("originalStatusCode", "originalMessage")
 
 
 def classify_error(status: int, body: Any, headers: Mapping[str, str]) -> ModelResponse:
+    """HTTP status, Bedrock Converse error body and lower-cased headers → one contract kind."""
     headers = lower_headers(headers)
     error_type = _error_type(headers, body)
     message = _message(body)

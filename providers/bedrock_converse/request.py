@@ -28,6 +28,7 @@ TOOL_CHOICES: dict[str, str | None] = {
 
 
 def build_request(task: Task, transcript: Sequence[TranscriptEntry]) -> dict[str, Any]:
+    """The neutral task and transcript → the Bedrock Converse wire request body."""
     request: dict[str, Any] = {"system": [{"text": task.instructions}]}
     if task.tools:
         request["toolConfig"] = _tool_config(task)
@@ -102,6 +103,7 @@ def _tool_results(entry: ToolResults) -> dict[str, Any]:
 
 
 def read_request(request: Mapping[str, Any]) -> RequestParts:
+    """A Bedrock Converse request this adapter built → its static prefix, history and echoed call ids."""
     history = request_history(request, "messages")
     return RequestParts(
         prefix=request_prefix(request, "messages"),

@@ -50,6 +50,7 @@ TOOL_USE_TYPES: dict[str | None, str] = {None: "client", "tool_use": "client", "
 
 
 def classify_body(body: Any) -> ModelResponse:
+    """A successful (HTTP 2xx) Bedrock Converse body → one contract kind."""
     if not isinstance(body, dict):
         return Unsupported(raw=f"body={type(body).__name__}", raw_type=f"body of type {type(body).__name__}")
     output = body.get("output")

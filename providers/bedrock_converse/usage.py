@@ -9,6 +9,7 @@ from conformance.usage import add, count
 
 
 def normalize_usage(raw: Any) -> Usage | None:
+    """The Bedrock Converse usage object → normalized usage (None when there is none)."""
     if not isinstance(raw, dict):
         return None
     uncached = count(raw, "inputTokens")

@@ -51,6 +51,7 @@ QUOTA_FAILURE_TYPE = "google.rpc.QuotaFailure"
 
 
 def classify_error(status: int, body: Any, headers: Mapping[str, str]) -> ModelResponse:
+    """HTTP status, Gemini error body and lower-cased headers → one contract kind."""
     error = _unwrap(body)
     rpc_status = _string(error.get("status"))
     message = _string(error.get("message")) or (body.strip()[:500] if isinstance(body, str) else None)

@@ -62,6 +62,7 @@ class StreamedCall:
             self.close()
 
     def close(self) -> None:
+        """End the call: its arguments are what the fragments built, or a marker that they could not be."""
         self.open = False
         # A string stands in for arguments that could not be rebuilt: it is not an object, so the call is
         # reported as not runnable instead of being run with arguments it never had.

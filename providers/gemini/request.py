@@ -27,6 +27,7 @@ TOOL_CHOICE_MODES: dict[str, str] = {
 
 
 def build_request(task: Task, transcript: Sequence[TranscriptEntry]) -> dict[str, Any]:
+    """The neutral task and transcript → the Gemini wire request body."""
     request: dict[str, Any] = {}
     if task.instructions:
         request["systemInstruction"] = {"parts": [{"text": task.instructions}]}
@@ -87,6 +88,7 @@ def _function_response(result: ToolResult) -> dict[str, Any]:
 
 
 def read_request(request: Mapping[str, Any]) -> RequestParts:
+    """A Gemini request this adapter built → its static prefix, history and echoed call ids."""
     history = request_history(request, "contents")
     results: list[tuple[str | None, str | None]] = []
     for content in history:

@@ -95,6 +95,7 @@ UNUSABLE_PAYLOADS: dict[str, str] = {
 
 
 def classify_body(body: Any) -> ModelResponse:
+    """A successful (HTTP 2xx) Gemini body → one contract kind."""
     if not isinstance(body, dict):
         return Unsupported(raw=f"body={type(body).__name__}", raw_type=f"body of type {type(body).__name__}")
     common: dict[str, Any] = {

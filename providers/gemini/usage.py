@@ -14,6 +14,7 @@ from conformance.usage import add, count
 
 
 def normalize_usage(raw: Any) -> Usage | None:
+    """The Gemini usage object → normalized usage (None when there is none)."""
     if not isinstance(raw, dict):
         return None
     thoughts = count(raw, "thoughtsTokenCount")

@@ -18,6 +18,7 @@ from conformance.adapter import (
 
 
 def build_request(task: Task, transcript: Sequence[TranscriptEntry]) -> dict[str, Any]:
+    """The neutral task and transcript → the Chat Completions wire request body."""
     request: dict[str, Any] = {"model": task.model, "max_completion_tokens": task.max_output_tokens}
     if task.tools:
         request["tools"] = [
@@ -68,6 +69,7 @@ def _messages(entry: TranscriptEntry) -> list[Any]:
 
 
 def read_request(request: Mapping[str, Any]) -> RequestParts:
+    """A Chat Completions request this adapter built → its static prefix, history and echoed call ids."""
     messages = request_history(request, "messages")
     # The system message is part of the static prefix: it must never change between turns.
     prefix = request_prefix(request, "messages")

@@ -33,6 +33,7 @@ REPLAYED_MESSAGE_KEYS = ("role", "content", "refusal", "tool_calls", "function_c
 
 
 def classify_body(body: Any) -> ModelResponse:
+    """A successful (HTTP 2xx) Chat Completions body → one contract kind."""
     if not isinstance(body, dict):
         return Unsupported(raw=f"body={type(body).__name__}", raw_type=f"body of type {type(body).__name__}")
     common: dict[str, Any] = {

@@ -118,6 +118,7 @@ class _Assembly:
 
 
 def assemble_stream(chunks: Iterable[bytes]) -> StreamResult:
+    """A raw Chat Completions stream transcript, as byte chunks → the kind its body gives, plus the stream summary."""
     summary = StreamSummary()
     assembly = _Assembly()
     for event in iter_events(chunks):

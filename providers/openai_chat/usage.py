@@ -9,6 +9,7 @@ from conformance.usage import count
 
 
 def normalize_usage(raw: Any) -> Usage | None:
+    """The Chat Completions usage object → normalized usage (None when there is none)."""
     if not isinstance(raw, dict):
         return None
     prompt = count(raw, "prompt_tokens")

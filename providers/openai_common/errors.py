@@ -54,6 +54,7 @@ CONTEXT_WINDOW_PHRASES = ("maximum context length", "context_length_exceeded")
 
 
 def classify_error(status: int, body: Any, headers: Mapping[str, str]) -> ModelResponse:
+    """HTTP status, OpenAI error body and lower-cased headers → one contract kind."""
     error = body.get("error") if isinstance(body, dict) else None
     error = error if isinstance(error, dict) else {}
     code = _string(error.get("code"))

@@ -48,6 +48,7 @@ UNKNOWN_CODE = Failed(retryable=False, reason="other")
 
 
 def classify_failure(code: str | None, error: Any, raw: str, common: Mapping[str, Any]) -> ModelResponse:
+    """A failed response by its ``error.code``: FAILED_CODES, then the no-code and unknown-code rules."""
     message = error.get("message") if isinstance(error, dict) and isinstance(error.get("message"), str) else None
     verdict = FAILED_CODES.get(code, UNKNOWN_CODE) if code else NO_CODE
     misalignment = error.get("misalignment") if isinstance(error, dict) else None

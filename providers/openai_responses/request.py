@@ -18,6 +18,7 @@ from conformance.adapter import (
 
 
 def build_request(task: Task, transcript: Sequence[TranscriptEntry]) -> dict[str, Any]:
+    """The neutral task and transcript → the Responses wire request body."""
     request: dict[str, Any] = {
         "model": task.model,
         "instructions": task.instructions,
@@ -75,6 +76,7 @@ def _input_items(entry: TranscriptEntry) -> list[Any]:
 
 
 def read_request(request: Mapping[str, Any]) -> RequestParts:
+    """A Responses request this adapter built → its static prefix, history and echoed call ids."""
     history = request_history(request, "input")
     return RequestParts(
         prefix=request_prefix(request, "input"),

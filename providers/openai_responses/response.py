@@ -81,6 +81,7 @@ CLIENT_BUILTIN_ITEMS = frozenset(
 
 
 def classify_body(body: Any) -> ModelResponse:
+    """A successful (HTTP 2xx) Responses body → one contract kind."""
     if not isinstance(body, dict):
         return Unsupported(raw=f"body={type(body).__name__}", raw_type=f"body of type {type(body).__name__}")
     common: dict[str, Any] = {

@@ -98,6 +98,7 @@ def _buffer(buffers: dict[Any, io.StringIO], key: Any) -> io.StringIO:
 
 
 def assemble_stream(chunks: Iterable[bytes]) -> StreamResult:
+    """A raw Responses stream transcript, as byte chunks → the kind its body gives, plus the stream summary."""
     summary = StreamSummary()
     assembly = _Assembly()
     last_sequence = -1
