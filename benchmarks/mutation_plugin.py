@@ -21,4 +21,5 @@ def pytest_configure(config: pytest.Config) -> None:
     if mutant["action"] == "delete":
         del table[mutant["key"]]
     else:
-        table[mutant["key"]] = eval(mutant["value"], vars(module))  # noqa: S307 - expressions written by the script
+        namespace = {**vars(importlib.import_module("conformance.verdict")), **vars(module)}
+        table[mutant["key"]] = eval(mutant["value"], namespace)  # noqa: S307 - expressions written by the script

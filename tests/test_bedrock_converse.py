@@ -93,6 +93,7 @@ def test_every_stop_reason_in_the_table_is_mapped(stop_reason: str) -> None:
     assert text_result.raw == tool_result.raw == f"stopReason={stop_reason}"
     carried = text_result.to_dict().get("reason") or text_result.to_dict().get("source")
     assert carried == REASON_BY_STOP_REASON.get(stop_reason)
+    assert text_result.to_dict().get("undeclared_tool", False) is False  # Bedrock never says which tool was unknown
 
 
 @pytest.mark.parametrize("stop_reason", [None, "brand_new_reason", 7])
