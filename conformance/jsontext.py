@@ -27,6 +27,8 @@ def parse_json(text: str | bytes) -> Any:
     except RecursionError:
         raise TooDeep(f"JSON nested deeper than {MAX_DEPTH} levels") from None
     # Only text with that many brackets can nest that deep: the walk below is skipped for ordinary payloads.
+    if len(text) <= 2 * MAX_DEPTH:  # too short to open and close MAX_DEPTH levels: the common stream delta
+        return value
     opened = text.count("[") + text.count("{") if isinstance(text, str) else text.count(b"[") + text.count(b"{")
     if opened > MAX_DEPTH and depth_of(value) > MAX_DEPTH:
         raise TooDeep(f"JSON nested deeper than {MAX_DEPTH} levels")
