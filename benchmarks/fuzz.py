@@ -582,6 +582,48 @@ def _category(labels: list[str]) -> str:
     return "other"
 
 
+def _failure_rows(engine: Engine, provider: str, distinct: dict[tuple[str, str, str, str], dict[str, Any]]
+                  ) -> list[dict[str, Any]]:
+    """One row per distinct failure, its input reduced and saved as a reproducer."""
+    failures = []
+    for saved, ((path, stage, error_type, frame), record) in enumerate(sorted(distinct.items()), start=1):
+        failure: Failure = record["failure"]
+        item = record["input"]
+        reduced = item if stage == "hang" else _reduce(engine, item, failure.signature)
+        target = _save(provider, saved, reduced, {"stage": stage, "error": error_type, "frame": frame,
+                                                  "message": failure.message})
+        failures.append({"path": path, "stage": stage, "error": error_type, "message": failure.message,
+                         "frame": frame, "innermost": failure.innermost, "count": record["count"],
+                         "labels": item.labels[:4], "reproducer": target, "chunk": reduced.chunk,
+                         "bytes": len(reduced.data), "original_bytes": len(item.data), "status": reduced.status,
+                         "headers": reduced.headers, "trace": failure.trace})
+    return failures
+
+
+def _slow_rows(engine: Engine, provider: str, slow: dict[tuple[str, str, str], dict[str, Any]], first: int
+               ) -> list[dict[str, Any]]:
+    """Slow input groups merged by their hot function, the slowest input of each saved as a reproducer."""
+    merged: dict[tuple[str, str], dict[str, Any]] = {}
+    for (path, stage, category), record in sorted(slow.items()):
+        where, detail = _hot_frame(engine, record["input"])
+        row = merged.setdefault((path, where), {"path": path, "hot": where, "count": 0, "max_s": 0.0,
+                                                "stages": set(), "categories": set()})
+        row["count"] += record["count"]
+        row["stages"].add(stage)
+        row["categories"].add(category)
+        if record["max"] > row["max_s"]:
+            row.update(max_s=round(record["max"], 2), input=record["input"], detail=detail)
+    slow_rows = []
+    for saved, row in enumerate(merged.values(), start=first + 1):
+        item = row.pop("input")
+        row["reproducer"] = _save(provider, saved, item, {"stage": "slow", "seconds": row["max_s"],
+                                                          "hot": row["hot"]})
+        row.update(stages=sorted(row["stages"]), categories=sorted(row["categories"]), chunk=item.chunk,
+                   bytes=len(item.data), labels=item.labels[:3])
+        slow_rows.append(row)
+    return slow_rows
+
+
 def fuzz(provider: str, inputs: int, seed: int, hang_seconds: float = 10.0,
          progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     signal.signal(signal.SIGALRM, _on_alarm)
@@ -622,39 +664,8 @@ def fuzz(provider: str, inputs: int, seed: int, hang_seconds: float = 10.0,
             progress(f"{provider}: {number:,} inputs, {time.perf_counter() - start:.0f} s, "
                      f"{len(distinct)} distinct failures, {sum(slow_counts.values())} slow")
     elapsed = time.perf_counter() - start
-    saved = 0
-    failures = []
-    for (path, stage, error_type, frame), record in sorted(distinct.items()):
-        failure: Failure = record["failure"]
-        item = record["input"]
-        reduced = item if stage == "hang" else _reduce(engine, item, failure.signature)
-        saved += 1
-        target = _save(provider, saved, reduced, {"stage": stage, "error": error_type, "frame": frame,
-                                                  "message": failure.message})
-        failures.append({"path": path, "stage": stage, "error": error_type, "message": failure.message,
-                         "frame": frame, "innermost": failure.innermost, "count": record["count"],
-                         "labels": item.labels[:4], "reproducer": target, "chunk": reduced.chunk,
-                         "bytes": len(reduced.data), "original_bytes": len(item.data), "status": reduced.status,
-                         "headers": reduced.headers, "trace": failure.trace})
-    merged: dict[tuple[str, str], dict[str, Any]] = {}  # slow groups with the same hot function are one
-    for (path, stage, category), record in sorted(slow.items()):
-        where, detail = _hot_frame(engine, record["input"])
-        row = merged.setdefault((path, where), {"path": path, "hot": where, "count": 0, "max_s": 0.0,
-                                                "stages": set(), "categories": set()})
-        row["count"] += record["count"]
-        row["stages"].add(stage)
-        row["categories"].add(category)
-        if record["max"] > row["max_s"]:
-            row.update(max_s=round(record["max"], 2), input=record["input"], detail=detail)
-    slow_rows = []
-    for row in merged.values():
-        item = row.pop("input")
-        saved += 1
-        row["reproducer"] = _save(provider, saved, item, {"stage": "slow", "seconds": row["max_s"],
-                                                          "hot": row["hot"]})
-        row.update(stages=sorted(row["stages"]), categories=sorted(row["categories"]), chunk=item.chunk,
-                   bytes=len(item.data), labels=item.labels[:3])
-        slow_rows.append(row)
+    failures = _failure_rows(engine, provider, distinct)
+    slow_rows = _slow_rows(engine, provider, slow, first=len(failures))
     return {
         "provider": provider,
         "inputs": inputs,

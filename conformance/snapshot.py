@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
+
+SAME_AS_BODY = "same as body"
 
 TURN_KEYS = ("kind", "reason", "source", "raw", "raw_type", "http_status", "retry_after_s", "detail")
 
@@ -29,3 +32,12 @@ def normalized_row(row: dict[str, Any]) -> dict[str, Any]:
         "correlation": {key: correlation.get(key) for key in ("calls", "results", "matched", "problems")},
         "usage": row["usage"],
     }
+
+
+def folded_rows(rows: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+    """One case × provider's normalized rows keyed by mode, a stream row that normalizes exactly like its body
+    twin written as ``"same as body"``: the snapshot shows a stream only where it differs from the body."""
+    normalized = {mode: {key: value for key, value in normalized_row(row).items() if key != "mode"}
+                  for mode, row in rows.items()}
+    body = normalized.get("body")
+    return {mode: SAME_AS_BODY if mode != "body" and entry == body else entry for mode, entry in normalized.items()}

@@ -66,6 +66,21 @@ def iter_lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
             yield line.rstrip(b"\r\n")
 
 
+def _other_field(raw: bytes, data: list[bytes], event_id: str | None,
+                 retry: int | None) -> tuple[str | None, int | None]:
+    """The rare fields (``id``, ``retry``, a bare ``data`` line); unknown field names are ignored."""
+    name, colon, value = raw.partition(b":")
+    if colon and value.startswith(b" "):
+        value = value[1:]
+    if name == b"id" and b"\0" not in value:
+        return value.decode("utf-8", errors="replace"), retry
+    if name == b"retry" and value.isdigit() and len(value) <= 12:  # milliseconds; longer is noise
+        return event_id, int(value)
+    if name == b"data":
+        data.append(value)  # a bare `data` line: an empty data value
+    return event_id, retry
+
+
 def iter_events(chunks: Iterable[bytes]) -> Iterator[ServerSentEvent]:
     """Server-sent events per the WHATWG rules, except that a last event without its blank line is still
     dispatched: a recording cut after the final ``data:`` line keeps what arrived, and the assembler decides
@@ -88,14 +103,6 @@ def iter_events(chunks: Iterable[bytes]) -> Iterator[ServerSentEvent]:
                 value = raw[7:] if raw.startswith(b"event: ") else raw[6:]
                 event = names.get(value) or names.setdefault(value, value.decode("utf-8", errors="replace"))
             elif not raw.startswith(b":"):  # a line starting with ':' is a comment or keep-alive
-                name, colon, value = raw.partition(b":")
-                if colon and value.startswith(b" "):
-                    value = value[1:]
-                if name == b"id" and b"\0" not in value:
-                    event_id = value.decode("utf-8", errors="replace")
-                elif name == b"retry" and value.isdigit() and len(value) <= 12:  # milliseconds; longer is noise
-                    retry = int(value)
-                elif name == b"data":
-                    data.append(value)  # a bare `data` line: an empty data value
+                event_id, retry = _other_field(raw, data, event_id, retry)
     if data:
         yield ServerSentEvent(event, b"\n".join(data).decode("utf-8", errors="replace"), event_id, retry)

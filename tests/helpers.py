@@ -1,10 +1,17 @@
-"""Shared test helpers: reading the adapter fixtures under tests/fixtures/."""
+"""Shared test helpers: reading the adapter fixtures under tests/fixtures/, running a command in process."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import os
+import signal
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from conformance.cli import main
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CASES = Path(__file__).parent.parent / "cases"
@@ -16,3 +23,44 @@ def fixture(provider: str, name: str) -> Any:
 
 def fixture_names(provider: str, prefix: str) -> list[str]:
     return sorted(path.name for path in (FIXTURES / provider).glob(f"{prefix}*.json"))
+
+
+@dataclass(frozen=True)
+class CliResult:
+    """What a command printed and returned, shaped like ``subprocess.CompletedProcess`` for the assertions."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def cli(*arguments: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> CliResult:
+    """Run ``conformance <arguments>`` in this process (``main(argv)`` with captured streams).
+
+    ``env`` entries are set for the call only, and ``GITHUB_STEP_SUMMARY`` is unset unless given, so a test
+    run inside GitHub Actions does not write to the job's summary. The SIGTERM handler the command installs is
+    put back afterwards. Tests of signals, xdist, imports from the working directory and the installed script
+    still start a process."""
+    stdout, stderr = io.StringIO(), io.StringIO()
+    previous_sigterm = signal.getsignal(signal.SIGTERM)
+    previous_cwd = Path.cwd()
+    saved = {name: os.environ.get(name) for name in {"GITHUB_STEP_SUMMARY", *(env or {})}}
+    os.environ.pop("GITHUB_STEP_SUMMARY", None)
+    os.environ.update(env or {})
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            try:
+                code = main(list(arguments))
+            except SystemExit as exit_:  # argparse's usage errors
+                code = exit_.code if isinstance(exit_.code, int) else 2
+    finally:
+        os.chdir(previous_cwd)
+        signal.signal(signal.SIGTERM, previous_sigterm)
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+    return CliResult(code, stdout.getvalue(), stderr.getvalue())

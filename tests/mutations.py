@@ -244,6 +244,23 @@ def _renamed(key: str, siblings: list[Any], rng: random.Random) -> str:
     return rng.choice([option for option in options if option != key] or ["renamed"])
 
 
+def _mutate_inner_json(current: str, rng: random.Random, tokens: list[str] | None) -> tuple[str, list[str] | None]:
+    """The JSON inside a string field mutated and written back with its labels, or hostile JSON text (labels
+    ``None``) when it does not parse."""
+    try:
+        inner = json.loads(current)
+    except (ValueError, RecursionError):
+        inner = None
+    if inner is None:
+        return rng.choice(HOSTILE_JSON_TEXTS), None
+    try:
+        inner, inner_labels = mutate_structure(inner, rng, rng.randint(1, 2), tokens=tokens)
+        text = serialize(inner, rng)
+    except RecursionError:  # JSON text an earlier mutation made 900 deep: too deep to copy
+        text, inner_labels = current, ["too-deep"]
+    return text, inner_labels
+
+
 def mutate_structure(value: Any, rng: random.Random, mutations: int = 2, *,
                      tokens: list[str] | None = None) -> tuple[Any, list[str]]:
     """A deep copy of ``value`` mutated structurally: a type changed where a field is read, a key dropped or
@@ -282,20 +299,9 @@ def mutate_structure(value: Any, rng: random.Random, mutations: int = 2, *,
             parent[key] = rng.choice(HOSTILE_JSON_TEXTS)
             labels.append(f"json-in-string@{where}")
         elif operation == 5 and isinstance(current, str) and current[:1] in ("{", "["):
-            try:
-                inner = json.loads(current)
-            except (ValueError, RecursionError):
-                inner = None
-            if inner is not None:
-                try:
-                    inner, inner_labels = mutate_structure(inner, rng, rng.randint(1, 2), tokens=tokens)
-                    parent[key] = serialize(inner, rng)
-                except RecursionError:  # JSON text an earlier mutation made 900 deep: too deep to copy
-                    inner_labels = ["too-deep"]
-                labels.append(f"mutate-inner-json@{where}:" + ",".join(inner_labels))
-            else:
-                parent[key] = rng.choice(HOSTILE_JSON_TEXTS)
-                labels.append(f"json-in-string@{where}")
+            parent[key], inner_labels = _mutate_inner_json(current, rng, tokens)
+            labels.append(f"json-in-string@{where}" if inner_labels is None
+                          else f"mutate-inner-json@{where}:" + ",".join(inner_labels))
         elif operation == 6 and isinstance(current, list | dict) and rng.random() < 0.5:
             parent[key] = type(current)()
             labels.append(f"emptied@{where}")

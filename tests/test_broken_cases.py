@@ -4,11 +4,11 @@ traceback, and `run` writes no report."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.helpers import cli
 
 BROKEN = Path(__file__).parent / "broken_cases"
 EXPECTED = json.loads((BROKEN / "expected.json").read_text())
@@ -26,9 +26,7 @@ def test_broken_folder_exits_2_with_its_message(folder: Path, tmp_path: Path) ->
     for command in expected["commands"]:
         report_dir = tmp_path / command
         extra = ["--report-dir", str(report_dir)] if command == "run" else []
-        completed = subprocess.run(
-            [sys.executable, "-m", "conformance", command, "--cases", str(folder), *expected["args"], *extra],
-            capture_output=True, text=True, cwd=BROKEN, check=False)
+        completed = cli(command, "--cases", str(folder), *expected["args"], *extra, cwd=BROKEN)
         assert completed.returncode == 2, (command, completed.stdout[-500:], completed.stderr)
         assert "Traceback" not in completed.stderr
         for fragment in expected["message"]:

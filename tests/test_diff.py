@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import copy
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +14,7 @@ from conformance.diff import compare, render_markdown
 from conformance.registry import builtin_adapters
 from conformance.report import build_report
 from conformance.runner import run_all
-from tests.helpers import CASES
+from tests.helpers import CASES, CliResult, cli
 
 ADAPTERS = builtin_adapters()
 BASE = build_report(run_all(load_cases([CASES]), ADAPTERS), list(ADAPTERS))
@@ -112,9 +110,8 @@ def test_markdown_lists_regressions_first() -> None:
     assert "**1 regression(s)**, 1 change(s), 0 improvement(s)." in markdown
 
 
-def run_diff(*arguments: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "conformance", "diff", *arguments], capture_output=True, text=True,
-                          check=False)
+def run_diff(*arguments: str) -> CliResult:
+    return cli("diff", *arguments)
 
 
 def test_cli_exit_codes(tmp_path: Path) -> None:

@@ -26,16 +26,19 @@ from conformance.registry import builtin_adapters
 from conformance.sse import iter_lines
 from conformance.world import World
 from conformance.yamlfile import load_yaml
-from tests.helpers import CASES, FIXTURES
+from tests.helpers import CASES, FIXTURES, CliResult, cli
 
 ROOT = Path(__file__).parent.parent
 ADAPTERS = builtin_adapters()
 
 
-def run_cli(*arguments: str, cwd: Path = ROOT, timeout: float = 120, env: dict[str, str] | None = None,
-            command: list[str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*(command or [sys.executable, "-m", "conformance"]), *arguments], capture_output=True,
-                          text=True, cwd=cwd, timeout=timeout, check=False, env=env)
+def run_cli(*arguments: str, cwd: Path = ROOT, env: dict[str, str] | None = None,
+            command: list[str] | None = None) -> CliResult | subprocess.CompletedProcess[str]:
+    """In process, unless the test is about the installed script (``command``) and what it imports."""
+    if command is None:
+        return cli(*arguments, cwd=cwd, env=env)
+    return subprocess.run([*command, *arguments], capture_output=True, text=True, cwd=cwd, timeout=120, check=False,
+                          env=env)
 
 
 @pytest.fixture
@@ -147,7 +150,7 @@ def _case_yaml(cases: Path) -> Path:
 
 
 def _validate(cases: Path) -> subprocess.CompletedProcess[str]:
-    return run_cli("validate", "--cases", str(cases), timeout=60)
+    return run_cli("validate", "--cases", str(cases))
 
 
 def test_billion_laughs_yaml_is_refused(cases: Path) -> None:
@@ -185,7 +188,7 @@ def test_a_case_file_that_is_not_a_regular_file_is_refused(cases: Path, kind: st
 
 
 def test_inspect_of_a_device_is_refused() -> None:
-    completed = run_cli("inspect", "--provider", "openai-chat", "/dev/zero", timeout=60)
+    completed = run_cli("inspect", "--provider", "openai-chat", "/dev/zero")
     assert completed.returncode == 2 and "not a regular file" in completed.stderr
 
 
@@ -537,7 +540,7 @@ def test_an_unwritable_report_folder_exits_2_with_a_message(tmp_path: Path, bloc
 
 
 def test_an_unwritable_step_summary_warns_and_keeps_the_verdict(tmp_path: Path) -> None:
-    env = {**os.environ, "GITHUB_STEP_SUMMARY": str(tmp_path)}  # a folder: cannot be appended to
+    env = {"GITHUB_STEP_SUMMARY": str(tmp_path)}  # a folder: cannot be appended to
     completed = run_cli("run", "--provider", "openai-chat", "--report-dir", str(tmp_path / "r"), env=env)
     assert completed.returncode == 0, completed.stderr
     assert "warning: GITHUB_STEP_SUMMARY" in completed.stderr and "Traceback" not in completed.stderr

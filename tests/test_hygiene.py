@@ -17,6 +17,7 @@ import pytest
 
 from conformance.errors import InputError
 from conformance.hygiene import SCAN_LIMIT_BYTES, hygiene_problems, redact, redact_file, scan_file, scan_text
+from tests.helpers import cli
 
 BUNDLED_CASES = Path(__file__).resolve().parent.parent / "cases"
 
@@ -299,7 +300,6 @@ def test_redact_file_refuses_what_it_cannot_read(tmp_path: Path, name: str) -> N
 def test_redact_command_rewrites_a_recorded_fixture(tmp_path: Path) -> None:
     fixture = tmp_path / "turn1.json"
     fixture.write_text(f'{{"headers": {{"x-api-key": "{fill(16)}"}}, "note": "from jane.doe@example.com"}}\n')
-    completed = subprocess.run([sys.executable, "-m", "conformance", "redact", str(fixture)], capture_output=True,
-                               text=True, check=False)
+    completed = cli("redact", str(fixture))
     assert completed.returncode == 0 and "redacted" in completed.stdout
     assert fixture.read_text() == '{"headers": {"x-api-key": "<redacted>"}, "note": "from <redacted>"}\n'

@@ -1,4 +1,6 @@
-"""One syrupy snapshot per case × provider × mode of the normalized classification.
+"""One syrupy snapshot per case × provider of the normalized classification, each mode in it; a stream that
+classifies exactly like its body twin is written ``"same as body"`` (tests/test_stream_parity.py proves the
+parity), so a stream shows up in full only where it differs.
 
 A changed stop reason, call id or usage count shows up here as a readable diff; review it, then accept
 it with ``pytest --snapshot-update``.
@@ -15,17 +17,16 @@ from syrupy.extensions.json import JSONSnapshotExtension
 from conformance.cases import load_cases
 from conformance.registry import builtin_adapters
 from conformance.runner import modes_for, run_case
-from conformance.snapshot import normalized_row
+from conformance.snapshot import folded_rows
 from tests.helpers import CASES
 
 ADAPTERS = builtin_adapters()
 CASE = {case.id: case for case in load_cases([CASES])}
 ITEMS = [
-    pytest.param(case_id, provider, mode, id=f"{case_id}-{provider}-{mode}")
+    pytest.param(case_id, provider, id=f"{case_id}-{provider}")
     for case_id, case in sorted(CASE.items())
     for provider in sorted(case.providers)
     if provider in ADAPTERS
-    for mode in modes_for(case, provider, ADAPTERS[provider])
 ]
 
 
@@ -34,11 +35,11 @@ def json_snapshot(snapshot: Any) -> Any:
     return snapshot.use_extension(JSONSnapshotExtension)
 
 
-@pytest.mark.parametrize(("case_id", "provider", "mode"), ITEMS)
-def test_classification_matches_the_reviewed_snapshot(case_id: str, provider: str, mode: str,
-                                                      json_snapshot: Any) -> None:
-    row = run_case(CASE[case_id], provider, ADAPTERS[provider], mode)
-    assert normalized_row(row) == json_snapshot
+@pytest.mark.parametrize(("case_id", "provider"), ITEMS)
+def test_classification_matches_the_reviewed_snapshot(case_id: str, provider: str, json_snapshot: Any) -> None:
+    case, adapter = CASE[case_id], ADAPTERS[provider]
+    rows = {mode: run_case(case, provider, adapter, mode) for mode in modes_for(case, provider, adapter)}
+    assert folded_rows(rows) == json_snapshot
 
 
 def test_no_stale_snapshot_files_are_left_behind() -> None:

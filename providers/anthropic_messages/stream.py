@@ -195,17 +195,25 @@ def assemble_stream(chunks: Iterable[bytes]) -> StreamResult:
         if summary.terminal:
             continue
         if event_type == "error" or event.event == "error":
-            # The connection closes after it, with no message_stop (docs.anthropic.com/en/docs/build-with-
-            # claude/streaming).
-            summary.terminal = True
-            identity = assembly.identity()
-            result = dataclasses.replace(classify_stream_error(data), response_id=identity["id"],
-                                         model=identity["model"])
-            return StreamResult(response=result, summary=summary)
+            return _stream_error(assembly, summary, data)
         if event_type == TERMINAL_EVENT:
             summary.terminal = True
             continue
         assembly.apply(event_type, data)
+    return _finish(assembly, summary)
+
+
+def _stream_error(assembly: _Assembly, summary: StreamSummary, data: dict[str, Any]) -> StreamResult:
+    """An ``error`` event: the connection closes after it, with no ``message_stop``
+    (docs.anthropic.com/en/docs/build-with-claude/streaming)."""
+    summary.terminal = True
+    identity = assembly.identity()
+    result = dataclasses.replace(classify_stream_error(data), response_id=identity["id"], model=identity["model"])
+    return StreamResult(response=result, summary=summary)
+
+
+def _finish(assembly: _Assembly, summary: StreamSummary) -> StreamResult:
+    """The assembled body's kind once the stream ended, or an interruption when ``message_stop`` never came."""
     if not summary.terminal:
         identity = assembly.identity()
         return interrupted(summary, assembly.partial_text(), response_id=identity["id"], model=identity["model"])

@@ -177,6 +177,13 @@ def assemble_stream(chunks: Iterable[bytes]) -> StreamResult:
         elif _block_reason(data):
             terminal = data
         summary.terminal = terminal is not None
+    return _finish(assembly, summary, terminal, finished)
+
+
+def _finish(assembly: _Assembly, summary: StreamSummary, terminal: Mapping[str, Any] | None,
+            finished: Mapping[str, Any] | None) -> StreamResult:
+    """The assembled body's kind once the stream ended, or an interruption when no terminal chunk came or a
+    streamed call was still open."""
     if terminal is None:
         return interrupted(summary, assembly.partial_text(), response_id=assembly.response_id, model=assembly.model)
     if assembly.streamed_call is not None and assembly.streamed_call.open:

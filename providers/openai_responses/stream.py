@@ -143,6 +143,13 @@ def assemble_stream(chunks: Iterable[bytes]) -> StreamResult:
             terminal = response if isinstance(response, dict) else {}
             continue
         assembly.apply(event_type, data)
+    return _finish(assembly, summary, terminal, error_event)
+
+
+def _finish(assembly: _Assembly, summary: StreamSummary, terminal: dict[str, Any] | None,
+            error_event: dict[str, Any] | None) -> StreamResult:
+    """The stream's failure, its interruption when no terminal event came, or the kind of the terminal
+    response with the output assembled from the events."""
     if error_event is not None:
         return StreamResult(response=_stream_failure(error_event, terminal, assembly), summary=summary)
     if terminal is None:
