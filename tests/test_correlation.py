@@ -10,6 +10,7 @@ from conformance.cases import load_cases
 from conformance.correlation import check_correlation
 from conformance.loop import run_loop
 from conformance.registry import builtin_adapters
+from conformance.types import ToolCall, ToolCalls
 from tests.helpers import CASES
 
 CASE = {case.id: case for case in load_cases([CASES])}
@@ -125,3 +126,49 @@ def test_gemini_result_with_the_wrong_name_for_a_synthesized_call_is_caught() ->
     run = run_loop(case, "gemini", adapter, turns)
     problems = check_correlation(adapter, run.requests, run.responses)["problems"]
     assert any("(no id, name get_invoice) answers no call" in problem for problem in problems)
+
+
+# ---- What mutation testing found unpinned (docs/hardening.md) ----------------------------------------------------
+
+def _calls(*calls: tuple[str, bool]) -> ToolCalls:
+    return ToolCalls(raw="finish_reason=tool_calls", tool_calls=tuple(
+        ToolCall(call_id=call_id, name="get_order", arguments="{}", parsed_arguments={}, synthesized_id=synthesized)
+        for call_id, synthesized in calls))
+
+
+def test_ids_unique_is_false_when_a_vendor_id_repeats_and_ignores_synthesized_ids() -> None:
+    adapter = builtin_adapters()["openai-chat"]
+    repeated = check_correlation(adapter, [], [_calls(("call_A", False)), _calls(("call_A", False))])
+    distinct = check_correlation(adapter, [], [_calls(("call_A", False)), _calls(("call_B", False))])
+    synthesized = check_correlation(adapter, [], [_calls(("get_order#0", True)), _calls(("get_order#0", True))])
+    assert (repeated["ids_unique"], distinct["ids_unique"], synthesized["ids_unique"]) == (False, True, True)
+    assert (repeated["calls"], synthesized["synthesized_ids"]) == (2, 2)
+
+
+def test_every_orphan_result_of_a_turn_is_reported_not_only_the_first() -> None:
+    def change(request: dict[str, Any]) -> dict[str, Any]:
+        for number, message in enumerate(m for m in request["messages"] if m.get("role") == "tool"):
+            message["tool_call_id"] = f"call_WRONG{number}"
+        return request
+
+    adapter = _wrap(builtin_adapters()["openai-chat"], change)
+    problems = correlate(adapter, "parallel_tool_calls", "openai-chat")["problems"]
+    assert [problem for problem in problems if "answers no call" in problem] == [
+        "turn 2: tool result call_WRONG0 answers no call of turn 1",
+        "turn 2: tool result call_WRONG1 answers no call of turn 1",
+    ]
+
+
+def test_a_rewritten_history_does_not_stop_the_checks_of_later_turns() -> None:
+    def change(request: dict[str, Any]) -> dict[str, Any]:
+        turn = sum(message.get("role") == "assistant" for message in request["messages"]) + 1
+        if turn == 2:
+            request["messages"][1] = {"role": "user", "content": "rewritten"}
+        if turn == 3:
+            request["instructions_marker"] = True  # a changed static prefix on a later turn
+        return request
+
+    problems = correlate(_wrap(builtin_adapters()["openai-chat"], change), "multi_turn_history",
+                         "openai-chat")["problems"]
+    assert any(problem.startswith("turn 2: the history of turn 1 was rewritten") for problem in problems)
+    assert any(problem.startswith("turn 3:") for problem in problems), problems

@@ -143,3 +143,96 @@ def test_a_changed_refusal_source_is_a_change() -> None:
 
     (result,) = compare(rows(BASE), edited(change))
     assert result.key == key and "root['turns'][0]['source']" in result.paths
+
+
+# ---- What mutation testing found unpinned (docs/hardening.md) ----------------------------------------------------
+
+def test_a_new_failing_row_is_a_regression() -> None:
+    def remove(new: dict[Any, Any]) -> None:
+        del new[KEY]
+
+    def fail(new: dict[Any, Any]) -> None:
+        new[KEY].update(passed=False, failures=["outcome: expected answer_ready, got unverified_answer"])
+
+    (added,) = compare(edited(remove), edited(fail))
+    assert (added.label, added.notes) == ("regression", ["new row, failing"])
+    (passing,) = compare(edited(remove), rows(BASE))
+    assert (passing.label, passing.notes) == ("improvement", ["new row"])
+
+
+def test_a_repaired_correlation_is_an_improvement() -> None:
+    def break_it(new: dict[Any, Any]) -> None:
+        new[KEY]["correlation"]["problems"] = ["turn 2: call call_X of turn 1 got no result"]
+
+    (result,) = compare(edited(break_it), rows(BASE))
+    assert (result.label, result.notes) == ("improvement", ["correlation repaired"])
+
+
+def test_each_note_names_exactly_what_changed() -> None:
+    old = rows(BASE)[KEY]
+    usage = old["usage"]
+
+    def change(new: dict[Any, Any]) -> None:
+        row = new[KEY]
+        row["outcome"] = "unverified_answer"
+        row["turns"][0]["calls"][0]["call_id"] = "call_NEW"
+        row["turns"][1]["raw"] = "finish_reason=stop_sequence"
+        row["turns"].append(copy.deepcopy(row["turns"][1]))
+        row["usage"]["output_tokens"] = usage["output_tokens"] + 5
+
+    (result,) = compare(rows(BASE), edited(change))
+    old_ids = [call["call_id"] for call in old["turns"][0]["calls"]]
+    assert result.label == "change"
+    assert result.notes == [
+        f"outcome {old['outcome']} → unverified_answer",
+        f"turn 1 call ids {old_ids} → ['call_NEW']",
+        f"turn 2 raw {old['turns'][1]['raw']} → finish_reason=stop_sequence",
+        f"turns {len(old['turns'])} → {len(old['turns']) + 1}",
+        f"usage.output_tokens {usage['output_tokens']} → {usage['output_tokens'] + 5}",
+    ]
+
+
+def test_an_unchanged_field_gets_no_note() -> None:
+    def change(new: dict[Any, Any]) -> None:
+        new[KEY]["turns"][0]["usage"]["output_tokens"] += 1
+
+    (result,) = compare(rows(BASE), edited(change))
+    assert (result.label, result.notes) == ("change", [])
+    assert result.paths == ["root['turns'][0]['usage']['output_tokens']"]
+
+
+def test_markdown_orders_regressions_changes_then_improvements_whatever_the_keys() -> None:
+    def before(new: dict[Any, Any]) -> None:
+        del new[("cached_usage", "anthropic-messages", "body")]
+
+    def after(new: dict[Any, Any]) -> None:
+        new[("normal", "anthropic-messages", "body")]["usage"]["output_tokens"] += 1
+        new[("truncation", "openai-chat", "body")].update(passed=False, failures=["x"])
+
+    markdown = render_markdown(compare(edited(before), edited(after)), "old.json", "new.json")
+    body = markdown.split("|---|---|---|---|---|\n")[1].splitlines()
+    assert [line.split(" | ")[0] for line in body] == ["| ❌ regression", "| ↔ change", "| ✅ improvement"]
+
+
+def test_the_gate_reads_a_report_written_by_this_version_only(tmp_path: Path) -> None:
+    report = copy.deepcopy(BASE)
+    report["schema_version"] = 0
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps(report))
+    completed = run_diff(str(old), str(old))
+    assert completed.returncode == 2
+    assert "schema_version is 0; this conformance reads" in completed.stderr
+
+
+def test_a_row_the_gate_cannot_read_is_named_by_its_pointer(tmp_path: Path) -> None:
+    report = copy.deepcopy(BASE)
+    del report["results"][3]["passed"]
+    report["results"][5]["failures"] = [1]
+    report["results"].append(copy.deepcopy(report["results"][0]))
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(report))
+    completed = run_diff(str(path), str(path))
+    assert completed.returncode == 2
+    assert "results[3] has no valid 'passed'" in completed.stderr
+    assert "results[5] has a failure that is not a string" in completed.stderr
+    assert f"results[{len(report['results']) - 1}] repeats the row" in completed.stderr

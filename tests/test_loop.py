@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
 import pytest
 
+from conformance.adapter import ToolResults
 from conformance.cases import Case, Expectation, ProviderFixtures, RecordedTurn
 from conformance.cases import load_cases as _load_cases
 from conformance.loop import run_loop
-from conformance.world import Principal
+from conformance.world import Principal, Receipt, World
 from providers.openai_responses import ADAPTER
 from tests.helpers import CASES
 
@@ -202,3 +204,88 @@ def test_a_case_that_recorded_too_few_turns_is_an_input_error_naming_the_turn() 
     message = str(error.value)
     assert "no recorded turn 2" in message
     assert "turn 1 ended with tool_calls" in message
+
+
+# ---- What mutation testing found unpinned (docs/hardening.md) ----------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        # A structured answer states a fact only as an exact scalar: free-text matching would accept both.
+        ('{"order_id": "ORD-1001", "status": "shipped soon"}', "unverified_answer"),
+        ('{"order_id": "ORD-1001 and ORD-1002", "status": "shipped"}', "unverified_answer"),
+        ('{"order_id": "ord-1001", "status": "SHIPPED"}', "answer_ready"),  # scalars compare case-insensitively
+    ],
+)
+def test_a_structured_answer_states_a_fact_only_as_an_exact_scalar(answer: str, expected: str) -> None:
+    case = make_case(body(call("c1", order_id="ORD-1001")), body(text(answer)), output_schema=SCHEMA)
+    assert outcome(case) == expected
+
+
+@pytest.mark.parametrize(("max_tool_calls", "expected"), [(3, "answer_ready"), (2, "budget_exhausted")])
+def test_the_tool_call_budget_counts_every_call_across_turns(max_tool_calls: int, expected: str) -> None:
+    case = make_case(body(call("c1", order_id="ORD-1001"), call("c2", order_id="ORD-1002")),
+                     body(call("c3", order_id="ORD-1003")),
+                     body(text("ORD-1001 is shipped, ORD-1002 is delivered and ORD-1003 is processing.")),
+                     max_tool_calls=max_tool_calls)
+    run = run_loop(case, "openai-responses", ADAPTER, case.providers["openai-responses"].turns)
+    assert run.outcome == expected
+    if expected == "budget_exhausted":
+        assert run.detail == "turn 2 asked for 1 call(s) with 2 of 2 already used"
+        assert [receipt["call_id"] for receipt in run.receipts] == ["c1", "c2"]
+
+
+def test_a_turn_that_uses_the_budget_exactly_runs_its_calls() -> None:
+    case = make_case(body(call("c1", order_id="ORD-1001"), call("c2", order_id="ORD-1002")),
+                     body(text("ORD-1001 is shipped and ORD-1002 is delivered.")), max_tool_calls=2)
+    assert outcome(case) == "answer_ready"
+
+
+def test_receipt_records_name_the_turn_call_and_tool() -> None:
+    case = make_case(body(call("c1", order_id="ORD-1001")),
+                     body(call("c2", order_id="ORD-9999")), body(text("ORD-1001 is shipped.")))
+    run = run_loop(case, "openai-responses", ADAPTER, case.providers["openai-responses"].turns)
+    assert run.receipts == [
+        {"turn": 1, "call_id": "c1", "tool": "get_order",
+         "output": {"order_id": "ORD-1001", "status": "shipped", "total": "42.00", "currency": "EUR"},
+         "is_error": False, "denied": None, "evidence": {"order_id": "ORD-1001", "status": "shipped"}},
+        {"turn": 2, "call_id": "c2", "tool": "get_order",
+         "output": {"error": "not_found", "message": "no such record: ORD-9999"},
+         "is_error": True, "denied": None, "evidence": {}},
+    ]
+
+
+def test_a_failed_tool_run_goes_back_to_the_model_flagged_as_an_error() -> None:
+    seen: list[Any] = []
+
+    def build_request(task: Any, transcript: Any) -> Any:
+        seen.append(list(transcript))
+        return ADAPTER.build_request(task, transcript)
+
+    spy = dataclasses.replace(ADAPTER, build_request=build_request)
+    case = make_case(body(call("c1", order_id="ORD-9999")), body(text("There is no such order.")),
+                     answer_contains=("no such order",))
+    run_loop(case, "openai-responses", spy, case.providers["openai-responses"].turns)
+    results = [entry for entry in seen[1] if isinstance(entry, ToolResults)]
+    assert [(result.call.call_id, result.is_error) for result in results[0].results] == [("c1", True)]
+
+
+class _LeakyWorld(World):
+    """A world whose denial echoes the record it refused: the loop must notice the leak."""
+
+    def fork(self) -> World:
+        return self
+
+    def execute(self, tool: Any, arguments: Any, principal: Any, approved: bool) -> Receipt:
+        record = self.data["orders"][arguments["order_id"]]
+        return Receipt(output={"error": "permission_denied", "message": f"order is {record['status']}, "
+                               f"ships to {record['delivery_address']}"}, is_error=True, denied="permission_denied")
+
+
+def test_a_denial_that_echoes_a_protected_field_is_recorded_as_a_leak() -> None:
+    leaky = _LeakyWorld(tools=WORLD.tools, data=WORLD.fork().data)
+    case = make_case(body(call("c1", order_id="ORD-2001")))
+    object.__setattr__(case, "world", leaky)
+    run = run_loop(case, "openai-responses", ADAPTER, case.providers["openai-responses"].turns)
+    assert run.outcome == "permission_denied"
+    assert sorted(run.leaks) == ["7 Harbour Road", "processing"]
