@@ -230,3 +230,117 @@ def test_only_a_too_long_message_makes_a_400_a_context_window(status: int) -> No
     assert ADAPTER.classify_error(status, long, {}).to_dict()["reason"] == "context_window"
     server = {"type": "error", "error": {"type": "api_error", "message": "prompt is too long: 2 > 1"}}
     assert ADAPTER.classify_error(500, server, {}).to_dict()["reason"] == "server_error"
+
+
+@pytest.mark.parametrize("status", [400, 413])
+@pytest.mark.parametrize("message", [
+    "prompt is too long: 208110 tokens > 200000 maximum",
+    "input length and `max_tokens` exceed context limit: 195000 + 8192 > 200000, decrease input length or "
+    "`max_tokens` and try again",
+    "Prompt is too long",  # matched whatever the case
+])
+def test_each_overflow_phrase_makes_a_400_or_413_a_fatal_context_window(status: int, message: str) -> None:
+    body = {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
+    result = ADAPTER.classify_error(status, body, {}).to_dict()
+    assert (result["kind"], result["reason"], result["http_status"], result["message"]) == (
+        "fatal_error", "context_window", status, message)
+
+
+def test_a_413_request_too_large_without_an_overflow_phrase_stays_an_invalid_request() -> None:
+    body = {"type": "error", "error": {"type": "request_too_large", "message": "Request exceeds the maximum size"}}
+    result = ADAPTER.classify_error(413, body, {}).to_dict()
+    assert (result["kind"], result["reason"], result["raw"]) == ("fatal_error", "invalid_request",
+                                                                 "http=413/request_too_large")
+
+
+def test_contract_spend_limit_429_is_a_fatal_quota_naming_its_code() -> None:
+    body = fixture(P, "error-429-rate-limit.json")
+    body["error"]["details"] = {"error_code": "contract_spend_limit_reached"}
+    result = ADAPTER.classify_error(429, body, {"retry-after": "7"}).to_dict()
+    assert (result["kind"], result["reason"], result["raw"], result["provider_details"]) == (
+        "fatal_error", "quota", "http=429/rate_limit_error/contract_spend_limit_reached",
+        {"error_code": "contract_spend_limit_reached"})
+
+
+@pytest.mark.parametrize("block", [
+    {"type": "summary", "text": "A block type this adapter does not know, carrying a text string."},
+    {"type": "thinking_summary", "text": "Also unknown."},
+])
+def test_an_unknown_block_carrying_a_text_string_is_unsupported_not_answer_text(block: dict[str, str]) -> None:
+    body = fixture(P, "body-text.json")
+    body["content"].insert(0, block)
+    result = classify_body(body).to_dict()
+    assert (result["kind"], result["raw_type"], result["raw"]) == (
+        "unsupported", block["type"], f"content[0].type={block['type']}")
+
+
+def test_a_text_block_whose_text_is_not_a_string_is_unsupported() -> None:
+    body = fixture(P, "body-text.json")
+    body["content"].append({"type": "text", "text": None})
+    assert classify_body(body).to_dict()["raw_type"] == "text"
+
+
+# One realistic block of every type the adapter keeps in the transcript but never turns into a kind (thinking and
+# what server-run tools return), written from the SDK's BetaContentBlock members; each validates against them.
+IGNORED_BLOCK_EXAMPLES: dict[str, dict[str, object]] = {
+    "thinking": {"type": "thinking", "thinking": "The user wants an order status.", "signature": "c2lnLXRoaW5r"},
+    "redacted_thinking": {"type": "redacted_thinking", "data": "ZW5jcnlwdGVkLXRoaW5raW5n"},
+    "server_tool_use": {"type": "server_tool_use", "id": "srvtoolu_01S", "name": "web_search",
+                        "input": {"query": "order status ORD-1002"}},
+    "web_search_tool_result": {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_01S",
+                               "content": [{"type": "web_search_result", "url": "https://example.com/orders",
+                                            "title": "Orders", "encrypted_content": "ZW5j", "page_age": None}]},
+    "web_fetch_tool_result": {"type": "web_fetch_tool_result", "tool_use_id": "srvtoolu_01F",
+                              "content": {"type": "web_fetch_result", "url": "https://example.com/orders/1002",
+                                          "retrieved_at": "2026-01-05T10:00:00Z",
+                                          "content": {"type": "document", "title": "Order 1002",
+                                                      "source": {"type": "text", "media_type": "text/plain",
+                                                                 "data": "Delivered."}}}},
+    "code_execution_tool_result": {"type": "code_execution_tool_result", "tool_use_id": "srvtoolu_01C",
+                                   "content": {"type": "code_execution_result", "stdout": "4\n", "stderr": "",
+                                               "return_code": 0, "content": []}},
+    "bash_code_execution_tool_result": {"type": "bash_code_execution_tool_result", "tool_use_id": "srvtoolu_01B",
+                                        "content": {"type": "bash_code_execution_result", "stdout": "ok\n",
+                                                    "stderr": "", "return_code": 0, "content": []}},
+    "text_editor_code_execution_tool_result": {
+        "type": "text_editor_code_execution_tool_result", "tool_use_id": "srvtoolu_01T",
+        "content": {"type": "text_editor_code_execution_view_result", "content": "print(1)\n", "file_type": "text",
+                    "num_lines": 1, "start_line": 1, "total_lines": 1}},
+    "tool_search_tool_result": {"type": "tool_search_tool_result", "tool_use_id": "srvtoolu_01R",
+                                "content": {"type": "tool_search_tool_search_result",
+                                            "tool_references": [{"type": "tool_reference", "tool_name": "get_order"}]}},
+    "container_upload": {"type": "container_upload", "file_id": "file_01U"},
+    "mcp_tool_use": {"type": "mcp_tool_use", "id": "mcptoolu_01M", "name": "lookup_order", "server_name": "orders",
+                     "input": {"order_id": "ORD-1002"}},
+    "mcp_tool_result": {"type": "mcp_tool_result", "tool_use_id": "mcptoolu_01M", "is_error": False,
+                        "content": [{"type": "text", "text": "ORD-1002: delivered"}]},
+    "mcp_tool_listing": {"type": "mcp_tool_listing", "mcp_server_name": "orders",
+                         "tools": [{"name": "lookup_order", "input_schema": {"type": "object"}}]},
+    "advisor_tool_result": {"type": "advisor_tool_result", "tool_use_id": "srvtoolu_01V",
+                            "content": {"type": "advisor_result", "text": "Answer from the order record."}},
+    "compaction": {"type": "compaction", "content": "Earlier turns: the user asked about ORD-1002."},
+    "fallback": {"type": "fallback", "from": {"model": "claude-sonnet-5"}, "to": {"model": "claude-haiku-5"},
+                 "trigger": {"type": "refusal", "category": None}},
+}
+
+
+def test_the_ignored_block_examples_name_every_ignored_block_type() -> None:
+    from providers.anthropic_messages.response import IGNORED_BLOCKS
+
+    assert set(IGNORED_BLOCK_EXAMPLES) == set(IGNORED_BLOCKS)
+
+
+@pytest.mark.parametrize("block_type", sorted(IGNORED_BLOCK_EXAMPLES))
+def test_every_ignored_block_beside_text_leaves_only_the_text(block_type: str) -> None:
+    from anthropic.types.beta import BetaMessage
+
+    block = IGNORED_BLOCK_EXAMPLES[block_type]
+    body = fixture(P, "body-text.json")
+    body["content"].insert(0, block)
+    BetaMessage.model_validate(body)
+    result = classify_body(body)
+    assert (result.kind, result.to_dict()["text"], result.raw) == (
+        "text", "Order ORD-1002 was delivered.", "stop_reason=end_turn")
+    assert result.calls == ()
+    assert result.output_items == ({"role": "assistant", "content": [block,
+                                    {"type": "text", "text": "Order ORD-1002 was delivered."}]},)

@@ -370,3 +370,19 @@ def test_assembly_equals_the_official_sdk_accumulation(name: str) -> None:
         assert result.usage.raw.get(key) == getattr(message.usage, key), key
     assert (result.response_id, result.model, result.raw) == (message.id, message.model,
                                                               f"stop_reason={message.stop_reason}")
+
+
+@pytest.mark.parametrize("code", ["contract_spend_limit_reached", "enforced_spend_limit_reached"])
+def test_mid_stream_spend_limit_is_a_fatal_quota_naming_its_code(code: str) -> None:
+    error = {"type": "rate_limit_error", "message": "Spend limit reached.", "details": {"error_code": code}}
+    result = assemble_stream([_events(MESSAGE_START, {"type": "error", "error": error})]).response.to_dict()
+    assert (result["kind"], result["reason"], result["raw"], result["provider_details"]) == (
+        "fatal_error", "quota", f"stream error=rate_limit_error/{code}", {"error_code": code})
+    assert (result["response_id"], result["model"]) == ("msg_inline", "claude-sonnet-5")
+
+
+def test_mid_stream_error_keeps_a_detail_code_that_overrules_nothing() -> None:
+    error = {"type": "rate_limit_error", "message": "slow down", "details": {"error_code": "tokens_per_minute"}}
+    result = assemble_stream([_events(MESSAGE_START, {"type": "error", "error": error})]).response.to_dict()
+    assert (result["kind"], result["reason"], result["raw"], result["provider_details"]) == (
+        "retryable_error", "rate_limit", "stream error=rate_limit_error", {"error_code": "tokens_per_minute"})

@@ -584,3 +584,13 @@ def test_shape_check_rejects_a_model_id_in_the_request_body() -> None:
 def _body_members(shape_name: str) -> list[str]:
     shape = service_model().shape_for(shape_name)
     return [name for name, member in shape.members.items() if member.serialization.get("location") is None]
+
+
+def test_malformed_tool_use_keeps_the_calls_bedrock_did_parse() -> None:
+    body = fixture(P, "body-tool-call.json")
+    body["stopReason"] = "malformed_tool_use"
+    validate_converse_response(body)
+    result = classify_body(body)
+    assert (result.kind, result.raw) == ("invalid_tool_call", "stopReason=malformed_tool_use")
+    assert [(call.call_id, call.name, call.parsed_arguments) for call in result.calls] == [
+        ("tooluse_kZJMlvQmRJ6eAyJE5GIl7Q", "get_order", {"order_id": "ORD-1001"})]

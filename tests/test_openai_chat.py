@@ -228,3 +228,87 @@ def test_only_a_context_length_message_makes_a_plain_400_a_context_window() -> N
     long = {"error": {"message": "This model's maximum context length is 8192 tokens", "type": "x"}}
     assert ADAPTER.classify_error(400, long, {}).to_dict()["reason"] == "context_window"
     assert ADAPTER.classify_error(500, long, {}).to_dict()["reason"] == "server_error"
+
+
+def test_a_custom_tool_call_keeps_its_id_name_and_input() -> None:
+    """GPT-5 custom tools: ``{"type": "custom", "custom": {"name", "input"}}`` (ChatCompletionMessageCustomToolCall)."""
+    from openai.types.chat import ChatCompletion
+
+    body = fixture(P, "body-tool-call.json")
+    body["choices"][0]["message"]["tool_calls"] = [
+        {"id": "call_C1", "type": "custom", "custom": {"name": "lookup_order", "input": '{"order_id":"ORD-1003"}'}}]
+    ChatCompletion.model_validate(body)
+    result = classify_body(body)
+    assert (result.kind, result.raw) == ("tool_calls", "finish_reason=tool_calls")
+    assert [(call.call_id, call.name, call.arguments, call.parsed_arguments) for call in result.calls] == [
+        ("call_C1", "lookup_order", '{"order_id":"ORD-1003"}', {"order_id": "ORD-1003"})]
+
+
+def test_a_custom_call_beside_a_function_call_keeps_both_in_order() -> None:
+    body = fixture(P, "body-tool-call.json")
+    body["choices"][0]["message"]["tool_calls"].append(
+        {"id": "call_C2", "type": "custom", "custom": {"name": "lookup_order", "input": '{"order_id":"ORD-1004"}'}})
+    result = classify_body(body)
+    assert [(call.call_id, call.name) for call in result.calls] == [("call_A1", "get_order"),
+                                                                    ("call_C2", "lookup_order")]
+
+
+def test_legacy_function_call_keeps_its_arguments_string() -> None:
+    (call,) = classify_body(fixture(P, "body-legacy-function-call.json")).calls
+    assert (call.call_id, call.name, call.arguments) == ("function_call-0", "get_order", '{"order_id":"ORD-1001"}')
+
+
+def test_the_replayed_assistant_message_keeps_content_refusal_and_the_legacy_call() -> None:
+    """REPLAYED_MESSAGE_KEYS: the assistant message sent back is the response's, minus response-only keys."""
+    response = classify_body(fixture(P, "body-legacy-function-call.json"))
+    assert response.output_items == ({"role": "assistant", "content": None, "refusal": None,
+                                      "function_call": {"name": "get_order",
+                                                        "arguments": '{"order_id":"ORD-1001"}'}},)
+    result = ToolResult(call=response.calls[0], output={"status": "shipped"})
+    request = ADAPTER.build_request(Task(instructions="x", input="y"), [
+        UserMessage(text="y"), ModelTurn(response=response), ToolResults(results=(result,))])
+    assert request["messages"][2] == {"role": "assistant", "content": None, "refusal": None,
+                                      "function_call": {"name": "get_order", "arguments": '{"order_id":"ORD-1001"}'}}
+
+
+def test_the_replayed_message_keeps_text_and_refusal_strings() -> None:
+    body = fixture(P, "body-tool-call.json")
+    body["choices"][0]["message"]["content"] = "Let me look that order up."
+    assert classify_body(body).output_items[0]["content"] == "Let me look that order up."
+    refusal = classify_body(fixture(P, "body-refusal.json"))
+    assert refusal.output_items == ({"role": "assistant", "content": None,
+                                     "refusal": "I can't help with that request."},)
+
+
+def test_text_beside_tool_calls_is_kept() -> None:
+    body = fixture(P, "body-tool-call.json")
+    body["choices"][0]["message"]["content"] = "Let me look that order up."
+    result = classify_body(body).to_dict()
+    assert (result["kind"], result["text"]) == ("tool_calls", "Let me look that order up.")
+
+
+def test_a_refusal_keeps_its_text() -> None:
+    result = classify_body(fixture(P, "body-refusal.json")).to_dict()
+    assert (result["kind"], result["source"], result["text"], result["raw"]) == (
+        "refusal", "model", "I can't help with that request.", "message.refusal")
+
+
+def test_an_incomplete_answer_keeps_its_partial_text() -> None:
+    result = classify_body(fixture(P, "body-length.json")).to_dict()
+    assert (result["kind"], result["reason"], result["text"]) == (
+        "incomplete", "max_tokens", "The quarterly summary covers thr")
+
+
+def test_response_id_and_model_are_read_from_the_body() -> None:
+    result = classify_body(fixture(P, "body-text.json"))
+    assert (result.response_id, result.model) == ("chatcmpl-u1", "gpt-5.5-2026-04-23")
+
+
+@pytest.mark.parametrize(("finish", "reason"), [("insufficient_system_resource", "overloaded"),
+                                                ("error", "server_error")])
+def test_a_retryable_finish_reason_keeps_its_reason_and_partial_identity(finish: str, reason: str) -> None:
+    body = fixture(P, "body-text.json")
+    body["choices"][0]["finish_reason"] = finish
+    result = classify_body(body).to_dict()
+    assert (result["kind"], result["reason"], result["raw"]) == ("retryable_error", reason, f"finish_reason={finish}")
+    assert (result["response_id"], result["model"]) == ("chatcmpl-u1", "gpt-5.5-2026-04-23")

@@ -266,3 +266,50 @@ def test_a_503_from_a_proxy_page_is_overloaded() -> None:
     result = classify_response(ADAPTER, 503, {}, "<html>Service Unavailable</html>").to_dict()
     assert (result["kind"], result["reason"], result["message"]) == (
         "retryable_error", "overloaded", "<html>Service Unavailable</html>")
+
+
+PLAIN_400 = {"error": {"message": "Invalid value for 'temperature': must be at most 2.",
+                       "type": "invalid_request_error", "param": "temperature", "code": "invalid_value"}}
+
+
+def test_a_plain_400_is_a_fatal_invalid_request_not_a_context_window() -> None:
+    result = ADAPTER.classify_error(400, PLAIN_400, {}).to_dict()
+    assert (result["kind"], result["reason"], result["raw"]) == ("fatal_error", "invalid_request",
+                                                                 "http=400/invalid_value")
+
+
+@pytest.mark.parametrize("message", [
+    "This model's maximum context length is 65536 tokens. However, you requested 70012 tokens.",  # DeepSeek
+    "This Model's Maximum Context Length is 8192 tokens",  # matched whatever the case
+    "Error from upstream: context_length_exceeded (130000 > 128000)",
+])
+def test_each_context_overflow_phrase_makes_a_400_a_fatal_context_window(message: str) -> None:
+    body = {"error": {"message": message, "type": "invalid_request_error", "param": None, "code": None}}
+    result = ADAPTER.classify_error(400, body, {}).to_dict()
+    assert (result["kind"], result["reason"], result["message"]) == ("fatal_error", "context_window", message)
+
+
+def test_x_should_retry_true_overrules_the_status() -> None:
+    from conformance.http import lower_headers
+
+    result = ADAPTER.classify_error(400, PLAIN_400, lower_headers({"X-Should-Retry": "true"})).to_dict()
+    assert (result["kind"], result["reason"]) == ("retryable_error", "invalid_request")
+    plain = ADAPTER.classify_error(400, PLAIN_400, {"x-should-retry": "maybe"}).to_dict()
+    assert (plain["kind"], plain["reason"]) == ("fatal_error", "invalid_request")
+
+
+def test_x_should_retry_false_makes_a_server_error_fatal_and_keeps_its_reason() -> None:
+    from conformance.http import lower_headers
+
+    result = ADAPTER.classify_error(500, {"error": {"message": "x"}}, lower_headers({"X-Should-Retry": "false"}))
+    assert (result.kind, result.to_dict()["reason"]) == ("fatal_error", "server_error")
+
+
+@pytest.mark.parametrize("error", [
+    {"message": "Input data may contain inappropriate content.", "code": "data_inspection_failed"},
+    {"message": "Input data may contain inappropriate content.", "type": "data_inspection_failed"},
+])
+def test_a_filter_named_by_only_its_code_or_only_its_type_is_a_filter_refusal(error: dict[str, str]) -> None:
+    result = ADAPTER.classify_error(400, {"error": error}, {}).to_dict()
+    assert (result["kind"], result["source"], result["text"], result["raw"]) == (
+        "refusal", "filter", "Input data may contain inappropriate content.", "http=400/data_inspection_failed")

@@ -128,3 +128,36 @@ def test_responses_assembly_matches_the_openai_sdk(name: str) -> None:
     assert ours.usage is not None and sdk.usage is not None
     assert (ours.usage.input_tokens, ours.usage.output_tokens, ours.usage.total_tokens) == (
         sdk.usage.input_tokens, sdk.usage.output_tokens, sdk.usage.total_tokens)
+
+
+def _chat_stream_ending_in_error(error: object) -> StreamResult:
+    """``stream-error-chunk.sse`` with its closing error frame replaced by ``{"error": error}``."""
+    import json
+
+    data = (FIXTURES / "openai-chat" / "stream-error-chunk.sse").read_bytes()
+    head = data[: data.index(b'data: {"error"')]
+    return CHAT.assemble_stream([head + b"data: " + json.dumps({"error": error}).encode() + b"\n\n"])  # type: ignore[misc]
+
+
+def test_chat_unknown_mid_stream_error_is_a_retryable_server_error() -> None:
+    result = _chat_stream_ending_in_error(
+        {"message": "upstream went away", "type": "upstream_glitch", "code": "glitch_42"}).response.to_dict()
+    assert (result["kind"], result["reason"], result["message"], result["raw"]) == (
+        "retryable_error", "server_error", "upstream went away", "stream error=glitch_42")
+    assert result["response_id"] == "chatcmpl-9x"
+
+
+@pytest.mark.parametrize("error", [
+    {"message": "Output data may contain inappropriate content.", "code": "data_inspection_failed"},
+    {"message": "Output data may contain inappropriate content.", "type": "data_inspection_failed"},
+])
+def test_chat_filter_code_in_a_stream_error_is_a_filter_refusal(error: dict[str, str]) -> None:
+    result = _chat_stream_ending_in_error(error).response.to_dict()
+    assert (result["kind"], result["source"], result["text"], result["raw"]) == (
+        "refusal", "filter", "Output data may contain inappropriate content.", "stream error=data_inspection_failed")
+
+
+def test_chat_stream_error_with_a_400_status_and_an_overflow_message_is_a_context_window() -> None:
+    result = _chat_stream_ending_in_error(
+        {"message": "This model's maximum context length is 32768 tokens.", "status_code": 400}).response.to_dict()
+    assert (result["kind"], result["reason"]) == ("fatal_error", "context_window")
