@@ -27,17 +27,18 @@ sys.path.insert(0, str(ROOT))
 
 # (module, table, the tests that own that adapter's behaviour).
 TARGETS: list[tuple[str, str, list[str]]] = [
-    ("providers.anthropic_messages.response", "STOP_REASONS", ["tests/test_anthropic_messages.py"]),
-    ("providers.anthropic_messages.errors", "ERROR_TYPES", ["tests/test_anthropic_messages.py"]),
-    ("providers.openai_chat.response", "FINISH_REASONS", ["tests/test_openai_chat.py"]),
-    ("providers.openai_common.errors", "ERROR_CODES", ["tests/test_openai_chat.py", "tests/test_openai_responses.py"]),
-    ("providers.openai_responses.response", "INCOMPLETE_REASONS", ["tests/test_openai_responses.py"]),
-    ("providers.openai_responses.failures", "FAILED_CODES",
+    ("conformance.providers.anthropic_messages.response", "STOP_REASONS", ["tests/test_anthropic_messages.py"]),
+    ("conformance.providers.anthropic_messages.errors", "ERROR_TYPES", ["tests/test_anthropic_messages.py"]),
+    ("conformance.providers.openai_chat.response", "FINISH_REASONS", ["tests/test_openai_chat.py"]),
+    ("conformance.providers.openai_common.errors", "ERROR_CODES",
+     ["tests/test_openai_chat.py", "tests/test_openai_responses.py"]),
+    ("conformance.providers.openai_responses.response", "INCOMPLETE_REASONS", ["tests/test_openai_responses.py"]),
+    ("conformance.providers.openai_responses.failures", "FAILED_CODES",
      ["tests/test_openai_responses.py", "tests/test_live_wire.py"]),
-    ("providers.gemini.response", "FINISH_REASONS", ["tests/test_gemini.py"]),
-    ("providers.gemini.errors", "RPC_STATUSES", ["tests/test_gemini.py"]),
-    ("providers.bedrock_converse.response", "STOP_REASONS", ["tests/test_bedrock_converse.py"]),
-    ("providers.bedrock_converse.errors", "ERROR_TYPES", ["tests/test_bedrock_converse.py"]),
+    ("conformance.providers.gemini.response", "FINISH_REASONS", ["tests/test_gemini.py"]),
+    ("conformance.providers.gemini.errors", "RPC_STATUSES", ["tests/test_gemini.py"]),
+    ("conformance.providers.bedrock_converse.response", "STOP_REASONS", ["tests/test_bedrock_converse.py"]),
+    ("conformance.providers.bedrock_converse.errors", "ERROR_TYPES", ["tests/test_bedrock_converse.py"]),
 ]
 
 

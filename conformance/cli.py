@@ -32,7 +32,7 @@ from conformance.yamlfile import MAX_FILE_BYTES
 EXIT_OK, EXIT_FAILED, EXIT_INPUT = 0, 1, 2
 # A body given to `inspect` is read whole; a transcript (--stream) is read in chunks and has no limit.
 INSPECT_MAX_BYTES = 64 * 1024 * 1024
-BUNDLED_CASES = Path(__file__).resolve().parent.parent / "cases"
+BUNDLED_CASES = Path(__file__).resolve().parent / "cases"
 
 
 class _Parser(argparse.ArgumentParser):

@@ -12,11 +12,11 @@ from conformance.adapter import Adapter
 from conformance.errors import InputError, Problem
 
 BUILTIN: dict[str, str] = {
-    "openai-responses": "providers.openai_responses:ADAPTER",
-    "openai-chat": "providers.openai_chat:ADAPTER",
-    "anthropic-messages": "providers.anthropic_messages:ADAPTER",
-    "gemini": "providers.gemini:ADAPTER",
-    "bedrock-converse": "providers.bedrock_converse:ADAPTER",
+    "openai-responses": "conformance.providers.openai_responses:ADAPTER",
+    "openai-chat": "conformance.providers.openai_chat:ADAPTER",
+    "anthropic-messages": "conformance.providers.anthropic_messages:ADAPTER",
+    "gemini": "conformance.providers.gemini:ADAPTER",
+    "bedrock-converse": "conformance.providers.bedrock_converse:ADAPTER",
 }
 
 

@@ -6,7 +6,7 @@ import dataclasses
 import time
 from typing import Any
 
-from providers.openai_chat import ADAPTER as CHAT
+from conformance.providers.openai_chat import ADAPTER as CHAT
 
 
 def _slow_classify(body: Any) -> Any:

@@ -6,8 +6,8 @@ import pytest
 
 from conformance.adapter import ModelTurn, Task, ToolResult, ToolResults, ToolSpec, UserMessage
 from conformance.classify import classify_response
-from providers.anthropic_messages import ADAPTER
-from providers.anthropic_messages.response import STOP_REASONS, classify_body
+from conformance.providers.anthropic_messages import ADAPTER
+from conformance.providers.anthropic_messages.response import STOP_REASONS, classify_body
 from tests.helpers import fixture, fixture_names
 
 P = "anthropic-messages"
@@ -212,7 +212,7 @@ EXPECTED_ERROR_TYPES = {
 
 @pytest.mark.parametrize("error_type", sorted(EXPECTED_ERROR_TYPES))
 def test_every_error_type_maps_to_its_kind_in_a_body_and_in_a_stream(error_type: str) -> None:
-    from providers.anthropic_messages.errors import ERROR_TYPES, classify_stream_error
+    from conformance.providers.anthropic_messages.errors import ERROR_TYPES, classify_stream_error
 
     body = {"type": "error", "error": {"type": error_type, "message": "x"}}
     result = ADAPTER.classify_error(418, body, {}).to_dict()
@@ -325,7 +325,7 @@ IGNORED_BLOCK_EXAMPLES: dict[str, dict[str, object]] = {
 
 
 def test_the_ignored_block_examples_name_every_ignored_block_type() -> None:
-    from providers.anthropic_messages.response import IGNORED_BLOCKS
+    from conformance.providers.anthropic_messages.response import IGNORED_BLOCKS
 
     assert set(IGNORED_BLOCK_EXAMPLES) == set(IGNORED_BLOCKS)
 

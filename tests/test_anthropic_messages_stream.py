@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
+from conformance.providers.anthropic_messages import ADAPTER
+from conformance.providers.anthropic_messages.response import classify_body
+from conformance.providers.anthropic_messages.stream import assemble_stream
 from conformance.stream import StreamResult
-from providers.anthropic_messages import ADAPTER
-from providers.anthropic_messages.response import classify_body
-from providers.anthropic_messages.stream import assemble_stream
 from tests.helpers import FIXTURES, fixture
 
 P = "anthropic-messages"

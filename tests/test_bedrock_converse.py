@@ -10,9 +10,9 @@ import pytest
 
 from conformance.adapter import ModelTurn, Task, ToolResult, ToolResults, ToolSpec, UserMessage
 from conformance.classify import classify_response
-from providers.bedrock_converse import ADAPTER
-from providers.bedrock_converse.errors import ERROR_TYPES
-from providers.bedrock_converse.response import STOP_REASONS, classify_body
+from conformance.providers.bedrock_converse import ADAPTER
+from conformance.providers.bedrock_converse.errors import ERROR_TYPES
+from conformance.providers.bedrock_converse.response import STOP_REASONS, classify_body
 from tests.botocore_shapes import (
     service_model,
     shape_violations,

@@ -216,7 +216,7 @@ def test_run_with_nothing_to_run_exits_2() -> None:
 
 def test_run_exits_2_when_no_case_has_fixtures_for_the_provider(tmp_path: Path) -> None:
     adapter = tmp_path / "my_adapter.py"
-    adapter.write_text("import dataclasses\nfrom providers.openai_chat import ADAPTER as CHAT\n"
+    adapter.write_text("import dataclasses\nfrom conformance.providers.openai_chat import ADAPTER as CHAT\n"
                        "ADAPTER = dataclasses.replace(CHAT, id='myapp-chat')\n")
     completed = run_cli("run", "--adapter", f"{adapter}:ADAPTER", "--provider", "myapp-chat",
                         "--report-dir", str(tmp_path / "r"), cwd=tmp_path)

@@ -10,9 +10,9 @@ import pytest
 from conformance.adapter import ModelTurn, Task, ToolResult, ToolResults, ToolSpec, UserMessage
 from conformance.classify import classify_response
 from conformance.correlation import check_correlation
-from providers.gemini import ADAPTER
-from providers.gemini.errors import RPC_STATUSES
-from providers.gemini.response import BLOCK_REASONS, FINISH_REASONS, classify_body
+from conformance.providers.gemini import ADAPTER
+from conformance.providers.gemini.errors import RPC_STATUSES
+from conformance.providers.gemini.response import BLOCK_REASONS, FINISH_REASONS, classify_body
 from tests.helpers import fixture, fixture_names
 
 P = "gemini"

@@ -436,7 +436,7 @@ def test_commands_never_import_code_from_the_working_directory(tmp_path: Path) -
 
 def test_an_adapter_can_be_named_by_its_file(tmp_path: Path) -> None:
     adapter = tmp_path / "my_adapter.py"
-    adapter.write_text("import dataclasses\nfrom providers.openai_chat import ADAPTER as CHAT\n"
+    adapter.write_text("import dataclasses\nfrom conformance.providers.openai_chat import ADAPTER as CHAT\n"
                        "ADAPTER = dataclasses.replace(CHAT, id='openai-chat')\n")
     completed = run_cli("run", "--adapter", f"{adapter}:ADAPTER", "--provider", "openai-chat", "--report-dir",
                         str(tmp_path / "r"), cwd=tmp_path, command=[str(Path(sys.executable).parent / "conformance")])

@@ -12,8 +12,8 @@ from conformance.adapter import ToolResults
 from conformance.cases import Case, Expectation, ProviderFixtures, RecordedTurn
 from conformance.cases import load_cases as _load_cases
 from conformance.loop import run_loop
+from conformance.providers.openai_responses import ADAPTER
 from conformance.world import Principal, Receipt, World
-from providers.openai_responses import ADAPTER
 from tests.helpers import CASES
 
 WORLD = _load_cases([CASES])[0].world

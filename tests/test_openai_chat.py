@@ -6,8 +6,8 @@ import pytest
 
 from conformance.adapter import ModelTurn, Task, ToolResult, ToolResults, UserMessage
 from conformance.classify import classify_response
-from providers.openai_chat import ADAPTER
-from providers.openai_chat.response import FINISH_REASONS, classify_body
+from conformance.providers.openai_chat import ADAPTER
+from conformance.providers.openai_chat.response import FINISH_REASONS, classify_body
 from tests.helpers import fixture
 
 P = "openai-chat"
@@ -215,7 +215,7 @@ EXPECTED_ERROR_CODES = {
 
 @pytest.mark.parametrize("code", sorted(EXPECTED_ERROR_CODES))
 def test_every_error_code_maps_to_its_kind(code: str) -> None:
-    from providers.openai_common.errors import ERROR_CODES
+    from conformance.providers.openai_common.errors import ERROR_CODES
 
     result = ADAPTER.classify_error(418, {"error": {"code": code, "message": "x"}}, {}).to_dict()
     assert (result["kind"], result["reason"]) == EXPECTED_ERROR_CODES[code]

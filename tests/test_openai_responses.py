@@ -6,8 +6,8 @@ import pytest
 
 from conformance.adapter import ModelTurn, Task, ToolResult, ToolResults, ToolSpec, UserMessage
 from conformance.classify import classify_response
-from providers.openai_responses import ADAPTER
-from providers.openai_responses.response import FAILED_CODES, INCOMPLETE_REASONS, classify_body
+from conformance.providers.openai_responses import ADAPTER
+from conformance.providers.openai_responses.response import FAILED_CODES, INCOMPLETE_REASONS, classify_body
 from tests.helpers import fixture
 
 P = "openai-responses"

@@ -1,10 +1,10 @@
 """Anthropic Messages API (``POST /v1/messages``), JSON bodies and SSE streams."""
 
 from conformance.adapter import Adapter
-from providers.anthropic_messages.errors import classify_error
-from providers.anthropic_messages.request import build_request, read_request
-from providers.anthropic_messages.response import classify_body
-from providers.anthropic_messages.stream import assemble_stream
+from conformance.providers.anthropic_messages.errors import classify_error
+from conformance.providers.anthropic_messages.request import build_request, read_request
+from conformance.providers.anthropic_messages.response import classify_body
+from conformance.providers.anthropic_messages.stream import assemble_stream
 
 ADAPTER = Adapter(
     id="anthropic-messages",

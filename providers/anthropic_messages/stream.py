@@ -12,10 +12,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from conformance.jsontext import parse_json
+from conformance.providers.anthropic_messages.errors import classify_stream_error
+from conformance.providers.anthropic_messages.response import classify_body
 from conformance.sse import iter_events
 from conformance.stream import StreamResult, StreamSummary, TextBuffer, interrupted, parse_event
-from providers.anthropic_messages.errors import classify_stream_error
-from providers.anthropic_messages.response import classify_body
 
 TERMINAL_EVENT = "message_stop"
 

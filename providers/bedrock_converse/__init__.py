@@ -1,10 +1,10 @@
 """AWS Bedrock Converse (``POST /model/{modelId}/converse``) JSON bodies and ConverseStream, decoded to JSON lines."""
 
 from conformance.adapter import Adapter
-from providers.bedrock_converse.errors import classify_error
-from providers.bedrock_converse.request import build_request, read_request
-from providers.bedrock_converse.response import classify_body
-from providers.bedrock_converse.stream import assemble_stream
+from conformance.providers.bedrock_converse.errors import classify_error
+from conformance.providers.bedrock_converse.request import build_request, read_request
+from conformance.providers.bedrock_converse.response import classify_body
+from conformance.providers.bedrock_converse.stream import assemble_stream
 
 ADAPTER = Adapter(
     id="bedrock-converse",

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from conformance.calls import call_from_object
+from conformance.providers.bedrock_converse.usage import normalize_usage
 from conformance.types import ModelResponse, Unsupported
 from conformance.verdict import (
     ANSWER,
@@ -18,7 +19,6 @@ from conformance.verdict import (
     Verdict,
     resolve,
 )
-from providers.bedrock_converse.usage import normalize_usage
 
 # stopReason (botocore bedrock-runtime StopReason, 9 values in botocore 1.44.8) → verdict. The content decides
 # end_turn and stop_sequence: client toolUse blocks → tool_calls whatever the stop reason, text → text, nothing →

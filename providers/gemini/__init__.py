@@ -1,10 +1,10 @@
 """Google Gemini API (``models/{model}:generateContent``), JSON bodies and ``streamGenerateContent`` SSE streams."""
 
 from conformance.adapter import Adapter
-from providers.gemini.errors import classify_error
-from providers.gemini.request import build_request, read_request
-from providers.gemini.response import classify_body
-from providers.gemini.stream import assemble_stream
+from conformance.providers.gemini.errors import classify_error
+from conformance.providers.gemini.request import build_request, read_request
+from conformance.providers.gemini.response import classify_body
+from conformance.providers.gemini.stream import assemble_stream
 
 ADAPTER = Adapter(
     id="gemini",

@@ -1,10 +1,10 @@
 """OpenAI Chat Completions (``POST /v1/chat/completions``) and compatible servers: JSON bodies and SSE."""
 
 from conformance.adapter import Adapter
-from providers.openai_chat.request import build_request, read_request
-from providers.openai_chat.response import classify_body
-from providers.openai_chat.stream import assemble_stream
-from providers.openai_common.errors import classify_error
+from conformance.providers.openai_chat.request import build_request, read_request
+from conformance.providers.openai_chat.response import classify_body
+from conformance.providers.openai_chat.stream import assemble_stream
+from conformance.providers.openai_common.errors import classify_error
 
 ADAPTER = Adapter(
     id="openai-chat",

@@ -12,10 +12,10 @@ import io
 from collections.abc import Iterable
 from typing import Any
 
+from conformance.providers.openai_chat.response import classify_body
+from conformance.providers.openai_common.errors import classify_stream_error
 from conformance.sse import iter_events
 from conformance.stream import StreamResult, StreamSummary, interrupted, parse_event
-from providers.openai_chat.response import classify_body
-from providers.openai_common.errors import classify_stream_error
 
 DONE = "[DONE]"
 

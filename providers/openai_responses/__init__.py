@@ -1,10 +1,10 @@
 """OpenAI Responses API (``POST /v1/responses``), JSON bodies and SSE streams."""
 
 from conformance.adapter import Adapter
-from providers.openai_common.errors import classify_error
-from providers.openai_responses.request import build_request, read_request
-from providers.openai_responses.response import classify_body
-from providers.openai_responses.stream import assemble_stream
+from conformance.providers.openai_common.errors import classify_error
+from conformance.providers.openai_responses.request import build_request, read_request
+from conformance.providers.openai_responses.response import classify_body
+from conformance.providers.openai_responses.stream import assemble_stream
 
 ADAPTER = Adapter(
     id="openai-responses",

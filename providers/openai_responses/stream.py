@@ -17,10 +17,10 @@ import io
 from collections.abc import Iterable
 from typing import Any
 
+from conformance.providers.openai_responses.response import classify_body, classify_failure
 from conformance.sse import iter_events
 from conformance.stream import StreamResult, StreamSummary, interrupted, parse_event
 from conformance.types import ModelResponse
-from providers.openai_responses.response import classify_body, classify_failure
 
 TERMINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "response.failed"})
 
