@@ -236,12 +236,20 @@ def _validate(arguments: argparse.Namespace) -> int:
     cases = load_cases(roots, max_file_bytes=arguments.max_file_bytes, known_providers=adapters)
     used = {path.resolve() for case in cases for fixtures in case.providers.values() for turn in fixtures.turns
             for path in (turn.body_path, turn.stream) if path is not None}
-    problems = [problem for root in roots for problem in hygiene_problems(root, used, shown_path)]
+    problems = [problem for root in roots for problem in hygiene_problems(root, used, shown_path, adapters)]
     if problems:
         raise InputError(problems)
-    # Replaying every case finds what only the loop can: a turn the loop needs that was never recorded.
-    run_all(cases, adapters)
+    # Replaying every case finds what only the loop can: a turn the loop needs that was never recorded, and an
+    # expectation the recordings do not meet.
+    failing = [row for row in run_all(cases, adapters) if not row["passed"]]
+    for row in failing:
+        for failure in row["failures"]:
+            print(terminal_safe(f"{row['case']} [{row['provider']}, {row['mode']}]: {failure}"), file=sys.stderr)
     fixtures = sum(len(fixtures.turns) for case in cases for fixtures in case.providers.values())
+    if failing:
+        print(f"{len(failing)} case item(s) do not meet their expectation ({len(cases)} cases, {fixtures} recorded "
+              "turns)", file=sys.stderr)
+        return EXIT_FAILED
     print(f"ok: {len(cases)} cases, {fixtures} recorded turns")
     return EXIT_OK
 

@@ -27,18 +27,20 @@ Files are read line by line, and a file over ``SCAN_LIMIT_BYTES`` is reported in
 from __future__ import annotations
 
 import contextlib
+import difflib
 import functools
 import os
 import re
 import stat
 import tempfile
 import warnings
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Protocol
 
 from conformance.errors import InputError, Problem
+from conformance.snapshot import SNAPSHOT_FOLDER
 
 REDACTED = "<redacted>"
 
@@ -467,6 +469,18 @@ def _replaced(line: str, spans: Iterable[Span]) -> str:
     return "".join(pieces)
 
 
+def _folder_problem(folder: Path, shown: Callable[[Path], str], known: Collection[str]) -> Problem:
+    name = folder.name
+    if name in known:
+        return Problem(shown(folder), None, f"fixtures for {name} are here, but the case does not list {name} under "
+                       "providers:", f"add '{name}: {{}}' under providers: in {folder.parent.name}/case.yaml")
+    near = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
+    hint = f"did you mean '{near[0]}'? " if near else ""
+    return Problem(shown(folder), None, f"folder {name}/ names no known provider, so none of its fixtures runs",
+                   f"{hint}rename it to a provider id ({', '.join(sorted(known))}), or load your adapter with "
+                   "--adapter")
+
+
 def _lines(text: str) -> list[str]:
     """Lines split on ``\\n`` only (as files are read), each with its newline."""
     lines = text.split("\n")
@@ -481,23 +495,35 @@ def _without_newline(line: str) -> tuple[str, str]:
 
 
 def unused_fixtures(root: Path, used: set[Path]) -> list[Path]:
-    """Files under the case folders that no case names (the world file and case files excepted)."""
+    """Files under the case folders that no case names (the world file, case files and snapshots excepted)."""
     unused = []
+    snapshots = root / SNAPSHOT_FOLDER
     for path in sorted(root.rglob("*")):
         if not path.is_file() or path.name in ("case.yaml", "world.yaml") or path.name.startswith("."):
+            continue
+        if snapshots in path.parents:
             continue
         if path.resolve() not in used:
             unused.append(path)
     return unused
 
 
-def hygiene_problems(root: Path, used: set[Path], shown: Callable[[Path], str]) -> list[Problem]:
-    """Unused fixtures and suspected secrets under a case folder, as problems for ``validate``."""
-    problems = [
-        Problem(shown(path), None, "fixture file is not used by any case",
-                "delete it, or name it from a case's providers.<id>.turns")
-        for path in unused_fixtures(root, used)
-    ]
+def hygiene_problems(root: Path, used: set[Path], shown: Callable[[Path], str],
+                     known: Collection[str] = ()) -> list[Problem]:
+    """Unused fixtures and suspected secrets under a case folder, as problems for ``validate``. Unused files in a
+    folder beside a case file are one problem for the folder: a provider id misspelt there (``openai_chat/``)
+    would otherwise drop that vendor out of the run without a word."""
+    problems: list[Problem] = []
+    folders: set[Path] = set()
+    live = {parent for path in used for parent in path.parents}
+    for path in unused_fixtures(root, used):
+        folder = next((parent for parent in path.parents if (parent.parent / "case.yaml").is_file()), None)
+        if folder is None or folder.resolve() in live:
+            problems.append(Problem(shown(path), None, "fixture file is not used by any case",
+                                    "delete it, or name it from a case's providers.<id>.turns"))
+        elif folder not in folders:
+            folders.add(folder)
+            problems.append(_folder_problem(folder, shown, known))
     for path in sorted(root.rglob("*")):
         if path.is_file():
             problems.extend(_scan_problems(path, shown))

@@ -39,6 +39,10 @@ class LoopRun:
     leaks: list[str] = field(default_factory=list)
     """Protected values that reached the model after a denial (must stay empty)."""
     world_writes: list[dict[str, Any]] = field(default_factory=list)
+    turn: int = 0
+    """The turn in progress (1-based), and below what the loop was doing: where an adapter's exception hit."""
+    phase: str = ""
+    fixture: str = ""
 
 
 def replay_turn(adapter: Adapter, recorded: RecordedTurn, mode: str) -> tuple[ModelResponse, dict[str, Any] | None]:
@@ -53,9 +57,12 @@ def replay_turn(adapter: Adapter, recorded: RecordedTurn, mode: str) -> tuple[Mo
 
 
 def run_loop(case: Case, provider: str, adapter: Adapter, turns: tuple[RecordedTurn, ...],
-             mode: str = "body") -> LoopRun:
-    """Replay ``turns`` through ``adapter`` as the bounded tool loop would run, and say what the business got."""
-    loop = _Loop(case, provider, adapter, turns, mode)
+             mode: str = "body", run: LoopRun | None = None) -> LoopRun:
+    """Replay ``turns`` through ``adapter`` as the bounded tool loop would run, and say what the business got.
+
+    ``run`` (optional) is filled in as the loop goes, so a caller still has the turns done, the turn in progress
+    and its fixture when the adapter raises."""
+    loop = _Loop(case, provider, adapter, turns, mode, run if run is not None else LoopRun())
     for index in range(case.max_turns):
         response = loop.replay(index)
         match response:
@@ -79,9 +86,10 @@ def run_loop(case: Case, provider: str, adapter: Adapter, turns: tuple[RecordedT
 class _Loop:
     """One loop's state; each step returns True when the loop ends there."""
 
-    def __init__(self, case: Case, provider: str, adapter: Adapter, turns: tuple[RecordedTurn, ...], mode: str) -> None:
+    def __init__(self, case: Case, provider: str, adapter: Adapter, turns: tuple[RecordedTurn, ...], mode: str,
+                 run: LoopRun) -> None:
         self.case, self.provider, self.adapter, self.turns, self.mode = case, provider, adapter, turns, mode
-        self.run = LoopRun()
+        self.run = run
         self.world = case.world.fork()
         self.transcript: list[TranscriptEntry] = [UserMessage(text=case.task.input)]
         self.seen_ids: set[str] = set()
@@ -93,10 +101,13 @@ class _Loop:
     def replay(self, index: int) -> ModelResponse:
         """Build turn ``index``'s request, then read the recorded response to it."""
         run = self.run
+        run.turn, run.phase, run.fixture = index + 1, "building the request", ""
         run.requests.append(self.adapter.build_request(self.case.task, self.transcript))
         if index >= len(self.turns):
             raise InputError([_missing_turn(self.case, self.provider, index, run)])
         recorded = self.turns[index]
+        streamed = self.mode == "stream" and recorded.status < 400 and recorded.stream is not None
+        run.phase, run.fixture = "reading the response", recorded.stream_source if streamed else recorded.source
         response, stream = replay_turn(self.adapter, recorded, self.mode)
         if isinstance(response, Text) and self.case.task.output_schema is not None:
             response = replace(response, parsed=_parse_json(response.text))
@@ -128,6 +139,7 @@ class _Loop:
     def run_calls(self, index: int, response: ToolCalls) -> bool:
         """Execute the calls of turn ``index`` against the world, stopping at the first denial."""
         run = self.run
+        run.phase = "running the tool calls"
         self.transcript.append(ModelTurn(response=response))
         if self.calls_used + len(response.calls) > self.case.max_tool_calls:
             run.outcome = "budget_exhausted"

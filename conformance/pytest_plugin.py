@@ -1,7 +1,10 @@
-"""All pytest glue: every ``case.yaml`` becomes one test item per provider and mode.
+"""All pytest glue: every ``case.yaml`` of an opted-in cases folder becomes one test item per provider and mode.
 
-Item ids read ``cases/normal/case.yaml::normal[openai-chat-body]``, so ``-k normal`` or
-``-k openai-chat`` select as a pytest user expects.
+Installed as a ``pytest11`` entry point, the plugin does nothing until a repository opts in, with
+``conformance_cases = ["cases"]`` under ``[tool.pytest.ini_options]`` or ``--conformance-cases DIR``. Item ids read
+``cases/normal/case.yaml::normal[openai-chat-body]``, so ``-k normal`` or ``-k openai-chat`` select as a pytest user
+expects. Each item checks its case's expectation and its reviewed snapshot
+(``<cases folder>/__snapshots__/<case>/<provider>.json``; ``--snapshot-update`` accepts a change).
 """
 
 from __future__ import annotations
@@ -18,52 +21,108 @@ from conformance.cases import CASE_FILE, WORLD_FILE, Case, load_cases
 from conformance.errors import InputError
 from conformance.registry import select_adapters
 from conformance.report import build_report, write_reports
-from conformance.runner import modes_for, run_case
+from conformance.runner import modes_for, run_case_keeping_error
 from conformance.sanitize import terminal_safe
+from conformance.snapshot import (
+    SNAPSHOT_FOLDER,
+    differences,
+    entry_of,
+    expected_entry,
+    read_snapshot,
+    snapshot_file,
+    write_entry,
+)
 
+_ROOTS_KEY = pytest.StashKey[list[Path]]()
 _CASES_KEY = pytest.StashKey[dict[Path, dict[Path, list[Case]]]]()
 # Rows are kept as JSON text until the end: thousands of nested dicts alive for the whole session would make
 # every garbage-collector pass slower as the run goes on; strings are not tracked by it.
 _ROWS_KEY = pytest.StashKey[list[str]]()
 _WORKER_ROWS = "conformance_rows"
 _IDS_KEY = pytest.StashKey[dict[str, str]]()
+_ADAPTERS_KEY = pytest.StashKey[dict[str, Any]]()
+_FROZEN_KEY = pytest.StashKey[bool]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    """The plugin's options, under ``--conformance-``."""
+    """The plugin's options (``--conformance-*``) and ini settings (``conformance_*``)."""
     group = parser.getgroup("conformance")
+    group.addoption("--conformance-cases", action="append", default=[], metavar="DIR",
+                    help="collect the cases in DIR (a folder with world.yaml); adds to the conformance_cases ini")
     group.addoption("--conformance-adapter", action="append", default=[],
-                    help="run the cases against your own adapter too (module:object)")
-    group.addoption("--conformance-report", default="reports", metavar="DIR",
-                    help="where to write report.json/.md/.html for the case items that ran (default: reports; "
-                         "an empty value writes nothing)")
+                    help="run the cases against your own adapter too (module:object or path/to/file.py:object)")
+    group.addoption("--conformance-report", default=None, metavar="DIR",
+                    help="where to write report.json/.md/.html for the case items that ran (default: the "
+                         "conformance_report ini, else reports; an empty value writes nothing)")
     group.addoption("--conformance-report-partial", action="store_true",
                     help="write the reports even when the session stopped early (Ctrl-C, -x, --maxfail)")
+    group.addoption("--conformance-require-providers", action="append", default=[], metavar="ID",
+                    help="fail every case that has no fixtures for provider ID ('all': every loaded adapter)")
+    parser.addini("conformance_cases", type="paths", default=[],
+                  help="cases folders to collect (each holds world.yaml); nothing is collected without it")
+    parser.addini("conformance_adapters", type="linelist", default=[],
+                  help="your adapters, as module:object or path/to/file.py:object")
+    parser.addini("conformance_report", default="reports", help="report folder, relative to the rootdir")
+    parser.addini("conformance_require_providers", type="linelist", default=[],
+                  help="provider ids every case must have fixtures for ('all': every loaded adapter)")
+    parser.addini("conformance_snapshots", type="bool", default=True,
+                  help="check each case item against its reviewed snapshot (default true)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Session-wide storage for loaded cases and report rows."""
+    """Opted in or not; when in, the cases folders join the collection unless explicit paths were given."""
+    roots = [Path(path).resolve() for path in config.getini("conformance_cases")]
+    explicit = [Path(path).resolve() for path in config.getoption("conformance_cases")]
+    config.stash[_ROOTS_KEY] = list(dict.fromkeys(roots + explicit))
+    if not config.stash[_ROOTS_KEY]:
+        return
     config.stash[_CASES_KEY] = {}
     config.stash[_ROWS_KEY] = []
+    default_args = config.args_source != pytest.Config.ArgsSource.ARGS
+    for root in (config.stash[_ROOTS_KEY] if default_args else explicit):
+        if not any(_within(root, Path(arg).resolve()) for arg in config.args):
+            config.args.append(str(root))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Leave the host process as it was found."""
+    if config.stash.get(_FROZEN_KEY, False):
+        gc.unfreeze()
+
+
+def _roots(config: pytest.Config) -> list[Path]:
+    return config.stash.get(_ROOTS_KEY, [])
+
+
+def _within(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+def _root_of(path: Path, config: pytest.Config) -> Path | None:
+    return next((root for root in _roots(config) if _within(path.resolve(), root)), None)
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
-    """Fixture folders beside a case file hold recordings, not tests: do not walk them file by file."""
-    if collection_path.is_dir() and (collection_path.parent / CASE_FILE).is_file():
+    """Fixture folders beside a case file and the snapshot folder hold data, not tests: do not walk them."""
+    if not _roots(config) or not collection_path.is_dir() or _root_of(collection_path, config) is None:
+        return None
+    if collection_path.name == SNAPSHOT_FOLDER or (collection_path.parent / CASE_FILE).is_file():
         return True
     return None
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     """The loaded cases and the items live until the end: move them out of the collector's way, so its
-    passes during the run stay as cheap with 5,000 items as with 50."""
-    if session.config.stash.get(_CASES_KEY, None):
+    passes during the run stay as cheap with 5,000 items as with 50. Undone at unconfigure; left alone when the
+    host process had frozen objects already (``gc.unfreeze`` cannot give back only ours)."""
+    if session.config.stash.get(_CASES_KEY, None) and gc.get_freeze_count() == 0:
         gc.freeze()
+        session.config.stash[_FROZEN_KEY] = True
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    """Each ``case.yaml`` is a collector of one item per provider and mode."""
-    if file_path.name == CASE_FILE:
+    """Each ``case.yaml`` under an opted-in cases folder is a collector of one item per provider and mode."""
+    if file_path.name == CASE_FILE and _root_of(file_path, parent.config) is not None:
         return CaseFile.from_parent(parent, path=file_path)
     return None
 
@@ -75,19 +134,24 @@ def _cases_root(path: Path) -> Path:
     return path.parent
 
 
-_ADAPTERS_KEY = pytest.StashKey[dict[str, Any]]()
-
-
 def _adapters(config: pytest.Config) -> dict[str, Any]:
     if _ADAPTERS_KEY not in config.stash:
-        config.stash[_ADAPTERS_KEY] = select_adapters(None, config.getoption("conformance_adapter"))
+        specs = [*config.getini("conformance_adapters"), *config.getoption("conformance_adapter")]
+        config.stash[_ADAPTERS_KEY] = select_adapters(None, list(dict.fromkeys(specs)))
     return config.stash[_ADAPTERS_KEY]
+
+
+def _required(config: pytest.Config) -> list[str]:
+    named = [*config.getini("conformance_require_providers"), *config.getoption("conformance_require_providers")]
+    return sorted(_adapters(config)) if "all" in named else sorted(set(named))
 
 
 class CaseFile(pytest.File):
     """A ``case.yaml`` as a pytest collector."""
+
     def collect(self) -> Iterator[pytest.Item]:
-        """One item per provider and mode of each case in this file."""
+        """One item per provider and mode of each case in this file, plus one failing item per required
+        provider the case has no fixtures for."""
         root = _cases_root(self.path)
         cache = self.config.stash[_CASES_KEY]
         if root not in cache:
@@ -100,13 +164,17 @@ class CaseFile(pytest.File):
                 by_file.setdefault(Path(loaded.path).resolve(), []).append(loaded)
             cache[root] = by_file
         adapters = _adapters(self.config)
+        required = _required(self.config)
         for case in cache[root].get(self.path.resolve(), []):
-            for provider in sorted(case.providers):
+            for provider in sorted(set(case.providers) | set(required)):
+                if provider not in case.providers:
+                    yield NotRecorded.from_parent(self, name=f"{case.id}[{provider}]", case=case, provider=provider)
+                    continue
                 if provider not in adapters:
                     continue
                 for mode in modes_for(case, provider, adapters[provider]):
                     yield CaseItem.from_parent(self, name=f"{case.id}[{provider}-{mode}]", case=case,
-                                               provider=provider, mode=mode)
+                                               provider=provider, mode=mode, root=root)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         """A failure as the case's own message, not a traceback."""
@@ -116,25 +184,55 @@ class CaseFile(pytest.File):
 
 
 class CaseFailed(Exception):
-    """A case × provider × mode did not meet its expectation."""
+    """A case × provider × mode did not meet its expectation, or its classification left the snapshot."""
 
 
 class CaseItem(pytest.Item):
     """One case × provider × mode as a pytest item."""
-    def __init__(self, *, case: Case, provider: str, mode: str, **kwargs: Any) -> None:
+
+    def __init__(self, *, case: Case, provider: str, mode: str, root: Path, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.case, self.provider, self.mode = case, provider, mode
+        self.case, self.provider, self.mode, self.root = case, provider, mode, root
 
     def runtest(self) -> None:
-        """Run one case × provider × mode and keep its report row."""
+        """Run one case × provider × mode, keep its report row, then check the expectation and the snapshot.
+
+        An exception from the adapter is raised as it was, so ``--tb`` and ``--pdb`` show the adapter's code."""
         adapters = _adapters(self.config)
-        row = run_case(self.case, self.provider, adapters[self.provider], self.mode)
+        row, error = run_case_keeping_error(self.case, self.provider, adapters[self.provider], self.mode)
         self.config.stash[_ROWS_KEY].append(json.dumps(row, separators=(",", ":")))
-        if not row["passed"]:
-            raise CaseFailed("\n".join(row["failures"]))
+        if error is not None:
+            detail = row["error"]
+            error.add_note(f"conformance: case {self.case.id} [{self.provider}, {self.mode}], turn {detail['turn']} "
+                           f"({detail['phase']})" + (f", fixture {detail['fixture']}" if detail["fixture"] else ""))
+            raise error
+        messages = list(row["failures"])
+        if self.config.getini("conformance_snapshots"):
+            messages += self._snapshot(row)
+        if messages:
+            raise CaseFailed("\n".join(messages))
+
+    def _snapshot(self, row: dict[str, Any]) -> list[str]:
+        path = snapshot_file(self.root, self.case.id, self.provider)
+        entry = entry_of(row)
+        if self.config.getoption("update_snapshots", False):
+            write_entry(path, self.mode, entry)
+            return []
+        stored = read_snapshot(path)
+        expected = expected_entry(stored, self.mode) if stored is not None else None
+        shown = _shown_path(path, self.config)
+        if expected is None:
+            return [f"no reviewed snapshot for {self.mode} in {shown}: run pytest --snapshot-update, review the new "
+                    "file and commit it"]
+        lines = differences(expected, entry)
+        if not lines:
+            return []
+        return [f"the classification left its snapshot {shown} [{self.mode}] "
+                f"(review, then accept with pytest --snapshot-update):", *(f"  {line}" for line in lines)]
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
-        """A failure as the case's own message, not a traceback."""
+        """An expectation or snapshot failure as the case's own message, in full whatever ``-q``/``-v`` say; an
+        adapter's exception as pytest shows any exception."""
         if isinstance(excinfo.value, (CaseFailed, InputError)):
             return terminal_safe(f"{self.case.path} [{self.provider}, {self.mode}]\n{excinfo.value}")
         return super().repr_failure(excinfo)
@@ -144,24 +242,60 @@ class CaseItem(pytest.Item):
         return self.path, 0, f"case {self.case.id} [{self.provider}, {self.mode}]"
 
 
+class NotRecorded(pytest.Item):
+    """A case with no fixtures for a provider the run requires: fails, naming the folder to record."""
+
+    def __init__(self, *, case: Case, provider: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.case, self.provider = case, provider
+
+    def runtest(self) -> None:
+        """Always fails: the provider is required and not recorded."""
+        folder = Path(self.case.path).parent / self.provider
+        raise CaseFailed(f"no fixtures for required provider {self.provider}: record {folder}/turn1.json (and "
+                         f"add '{self.provider}: {{}}' under providers:), or drop it from "
+                         "conformance_require_providers")
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        """The missing recording in one line."""
+        if isinstance(excinfo.value, CaseFailed):
+            return terminal_safe(f"{self.case.path} [{self.provider}]\n{excinfo.value}")
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        """Where the item lives, for pytest's reports."""
+        return self.path, 0, f"case {self.case.id} [{self.provider}] not recorded"
+
+
+def _shown_path(path: Path, config: pytest.Config) -> str:
+    try:
+        return str(path.relative_to(config.rootpath))
+    except ValueError:
+        return str(path)
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node: Any, error: Any) -> None:
     """On the xdist controller: take the rows a worker ran (builtins only, as JSON text)."""
     rows = getattr(node, "workeroutput", {}).get(_WORKER_ROWS)
-    if rows:
+    if rows and _ROWS_KEY in node.config.stash:
         node.config.stash[_ROWS_KEY].extend(json.loads(rows))  # a list of row texts
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int | pytest.ExitCode) -> None:
     """Workers hand their rows over; the controller writes the reports, unless the session stopped early."""
     config = session.config
-    rows = config.stash.get(_ROWS_KEY, [])
+    if _ROWS_KEY not in config.stash:
+        return
+    rows = config.stash[_ROWS_KEY]
     workeroutput = getattr(config, "workeroutput", None)
     if workeroutput is not None:
         # An xdist worker hands its rows to the controller; only the controller writes files.
         workeroutput[_WORKER_ROWS] = json.dumps(rows)
         return
-    directory = config.getoption("conformance_report")
+    _stale_snapshots(config)
+    option = config.getoption("conformance_report")
+    directory = config.getini("conformance_report") if option is None else option
     if not directory or not rows:
         return
     stopped = exitstatus == pytest.ExitCode.INTERRUPTED or session.shouldfail or session.shouldstop
@@ -179,6 +313,25 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int | pytest.ExitC
         for problem in error.problems:
             _say(config, terminal_safe(f"conformance: error: {problem}"))
         session.exitstatus = pytest.ExitCode.USAGE_ERROR
+
+
+def _stale_snapshots(config: pytest.Config) -> None:
+    """Snapshot files of a case or provider that no longer exists: named, and removed by --snapshot-update."""
+    update = config.getoption("update_snapshots", False)
+    for root, by_file in config.stash.get(_CASES_KEY, {}).items():
+        live = {snapshot_file(root, case.id, provider) for cases in by_file.values() for case in cases
+                for provider in case.providers}
+        for path in sorted((root / SNAPSHOT_FOLDER).glob("*/*.json")):
+            if path in live:
+                continue
+            if update:
+                path.unlink()
+                if not any(path.parent.iterdir()):
+                    path.parent.rmdir()
+                _say(config, f"conformance: removed the stale snapshot {_shown_path(path, config)}")
+            else:
+                _say(config, f"conformance: stale snapshot {_shown_path(path, config)} (no such case × provider; "
+                             "pytest --snapshot-update removes it)")
 
 
 def _say(config: pytest.Config, message: str) -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import traceback
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from conformance.adapter import Adapter
@@ -29,10 +31,19 @@ def modes_for(case: Case, provider: str, adapter: Adapter) -> list[str]:
 def run_case(case: Case, provider: str, adapter: Adapter, mode: str = "body") -> dict[str, Any]:
     """One report row. Wire values enter the report here, so the row is made report-safe here (no lone
     surrogate, no non-finite number: ``conformance.sanitize``)."""
-    return report_safe(_run_case(case, provider, adapter, mode))  # type: ignore[no-any-return]
+    return run_case_keeping_error(case, provider, adapter, mode)[0]
 
 
-def _run_case(case: Case, provider: str, adapter: Adapter, mode: str) -> dict[str, Any]:
+def run_case_keeping_error(case: Case, provider: str, adapter: Adapter,
+                           mode: str = "body") -> tuple[dict[str, Any], Exception | None]:
+    """The report row, and the exception the adapter raised (None when it raised nothing), so a test runner can
+    re-raise it with its traceback. The row records the turn, what the loop was doing, the fixture and the last
+    frames of the traceback."""
+    row, error = _run_case(case, provider, adapter, mode)
+    return report_safe(row), error
+
+
+def _run_case(case: Case, provider: str, adapter: Adapter, mode: str) -> tuple[dict[str, Any], Exception | None]:
     fixtures = case.providers[provider]
     expectation = case.expectation_for(provider)
     row: dict[str, Any] = {
@@ -44,15 +55,13 @@ def _run_case(case: Case, provider: str, adapter: Adapter, mode: str) -> dict[st
         "expected": _expected(expectation),
         "override": {"why": expectation.why} if expectation.why else None,
     }
+    run = LoopRun()
     try:
-        run = run_loop(case, provider, adapter, fixtures.turns, mode)
+        run_loop(case, provider, adapter, fixtures.turns, mode, run)
     except InputError:
         raise
     except Exception as error:  # noqa: BLE001 - a user's adapter must not take the whole run down
-        row.update(outcome="error", detail=f"the adapter raised {error.__class__.__name__}: {error}",
-                   passed=False, failures=[f"the adapter raised {error.__class__.__name__}: {error}"],
-                   turns=[], correlation=None, usage=None, receipts=[], leaks=[], world_writes=[])
-        return row
+        return _error_row(row, run, error), error
     correlation = check_correlation(adapter, run.requests, run.responses)
     turns = [_turn_record(index, response, run) for index, response in enumerate(run.responses)]
     failures = _failures(expectation.outcome, expectation.turns, run, turns, correlation)
@@ -68,7 +77,28 @@ def _run_case(case: Case, provider: str, adapter: Adapter, mode: str) -> dict[st
         receipts=run.receipts,
         leaks=run.leaks,
         world_writes=run.world_writes,
+        error=None,
     )
+    return row, None
+
+
+TRACEBACK_FRAMES = 5
+
+
+def _error_row(row: dict[str, Any], run: LoopRun, error: Exception) -> dict[str, Any]:
+    """The row of a loop the adapter broke: the turns it finished, and where and how it failed."""
+    where = f"turn {run.turn}, {run.phase}" + (f", fixture {run.fixture}" if run.fixture else "")
+    message = f"the adapter raised {error.__class__.__name__}: {error} ({where})"
+    frames = traceback.extract_tb(error.__traceback__)[-TRACEBACK_FRAMES:]
+    done = run.responses[: len(run.sources)]
+    row.update(outcome="error", detail=message, passed=False, failures=[message],
+               turns=[_turn_record(index, response, run) for index, response in enumerate(done)],
+               correlation=None, usage=total_usage(done) if done else None, receipts=run.receipts, leaks=run.leaks,
+               world_writes=[],
+               error={"type": error.__class__.__name__, "message": str(error), "turn": run.turn, "phase": run.phase,
+                      "fixture": run.fixture or None,
+                      "traceback": [f"{Path(frame.filename).name}:{frame.lineno} in {frame.name}"
+                                    + (f": {frame.line}" if frame.line else "") for frame in frames]})
     return row
 
 

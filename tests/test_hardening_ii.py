@@ -258,8 +258,9 @@ def test_pytest_refuses_two_case_folders_holding_one_case_id(tmp_path: Path) -> 
         shutil.copy(CASES / "world.yaml", folder)
         shutil.copytree(CASES / "normal", folder / "normal")
     completed = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "conformance.pytest_plugin",
-                                "--conformance-report=", "-p", "no:cacheprovider", str(tmp_path / "a"),
-                                str(tmp_path / "b"), "--rootdir", str(tmp_path)],
+                                "--conformance-report=", "-p", "no:cacheprovider", "--conformance-cases",
+                                str(tmp_path / "a"), "--conformance-cases", str(tmp_path / "b"),
+                                "-o", "conformance_snapshots=false", "--rootdir", str(tmp_path)],
                                capture_output=True, text=True, cwd=tmp_path, timeout=120, check=False)
     assert completed.returncode != 0
     assert "duplicate case id 'normal'" in completed.stdout
@@ -448,6 +449,7 @@ def test_an_adapter_can_be_named_by_its_file(tmp_path: Path) -> None:
 def _pytest(cases: Path, report: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "conformance.pytest_plugin",
                            "-p", "no:cacheprovider", str(cases), f"--conformance-report={report}",
+                           "--conformance-cases", str(cases), "-o", "conformance_snapshots=false",
                            "--rootdir", str(cases.parent), *extra],
                           capture_output=True, text=True, cwd=cases.parent, timeout=300, check=False)
 

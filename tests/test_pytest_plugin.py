@@ -1,0 +1,164 @@
+"""The pytest plugin as a team meets it in its own repository (pytester): inert until opted in, snapshots beside
+the cases, adapter exceptions with their traceback, required providers, no state left in the host process."""
+
+from __future__ import annotations
+
+import gc
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import CASES
+
+pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestAssertRewriteWarning")
+
+PLUGIN = ("-p", "conformance.pytest_plugin", "-p", "no:cacheprovider", "-p", "no:randomly")
+
+FAILING_ADAPTER = '''
+import dataclasses
+from conformance.providers.openai_chat import ADAPTER as CHAT
+
+def parse_body(body):
+    if body.get("choices", [{}])[0].get("finish_reason") == "stop":
+        return explode(body)
+    return CHAT.classify_body(body)
+
+def explode(body):
+    return body["choices"][0]["message"]["no_such_field"]
+
+ADAPTER = dataclasses.replace(CHAT, id="openai-chat", classify_body=parse_body)
+'''
+
+
+def _repository(pytester: pytest.Pytester, ini: str | None = 'conformance_cases = ["cases"]',
+                cases: tuple[str, ...] = ("normal",)) -> Path:
+    """A team's repository: its own cases folder (copied from the bundled one), maybe an ini opting in."""
+    root = pytester.path / "cases"
+    root.mkdir()
+    shutil.copy(CASES / "world.yaml", root)
+    for name in cases:
+        shutil.copytree(CASES / name, root / name)
+    if ini is not None:
+        pytester.makefile(".toml", pyproject=f"[tool.pytest.ini_options]\n{ini}\n")
+    return root
+
+
+def test_without_opting_in_the_plugin_collects_nothing_and_writes_nothing(pytester: pytest.Pytester) -> None:
+    _repository(pytester, ini=None)
+    pytester.makepyfile(test_app="def test_app():\n    assert True\n")
+    frozen = gc.get_freeze_count()
+    result = pytester.runpytest_inprocess(*PLUGIN)
+    result.assert_outcomes(passed=1)
+    assert "case.yaml" not in result.stdout.str()
+    assert not (pytester.path / "reports").exists()
+    assert gc.get_freeze_count() == frozen
+
+
+def test_the_ini_option_opts_in(pytester: pytest.Pytester) -> None:
+    _repository(pytester)
+    result = pytester.runpytest_inprocess(*PLUGIN, "--snapshot-update")
+    result.assert_outcomes(passed=10)
+    report = json.loads((pytester.path / "reports/report.json").read_text())
+    assert report["summary"]["rows"] == 10
+
+
+def test_a_host_process_that_runs_pytest_gets_its_gc_state_back(pytester: pytest.Pytester) -> None:
+    _repository(pytester)
+    script = ("import gc, sys, pytest\n"
+              "code = pytest.main(['-q', '-p', 'conformance.pytest_plugin', '--snapshot-update'])\n"
+              "print('frozen after the session:', gc.get_freeze_count())\n"
+              "sys.exit(int(code))\n")
+    result = pytester.run(sys.executable, "-c", script, timeout=300)
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    result.stdout.fnmatch_lines(["*10 passed*", "frozen after the session: 0"])
+
+
+def test_the_command_line_option_opts_in_without_an_ini(pytester: pytest.Pytester) -> None:
+    _repository(pytester, ini=None)
+    result = pytester.runpytest_inprocess(*PLUGIN, "--conformance-cases", "cases", "--snapshot-update",
+                                          "--conformance-report=")
+    result.assert_outcomes(passed=10)
+    assert not (pytester.path / "reports").exists()
+
+
+def test_snapshots_are_created_then_checked_and_a_change_is_shown_whole_naming_the_turn(
+        pytester: pytest.Pytester) -> None:
+    root = _repository(pytester)
+    missing = pytester.runpytest_inprocess(*PLUGIN, "-q")
+    missing.assert_outcomes(failed=10)
+    assert "no reviewed snapshot for body in cases/__snapshots__/normal/openai-chat.json" in missing.stdout.str()
+
+    pytester.runpytest_inprocess(*PLUGIN, "--snapshot-update").assert_outcomes(passed=10)
+    stored = json.loads((root / "__snapshots__/normal/openai-chat.json").read_text())
+    assert stored["stream"] == "same as body" and stored["body"]["turns"][1]["kind"] == "text"
+    pytester.runpytest_inprocess(*PLUGIN).assert_outcomes(passed=10)
+
+    fixture = root / "normal/openai-chat/turn2.json"
+    body = json.loads(fixture.read_text())
+    body["choices"][0]["finish_reason"] = "length"
+    body["usage"]["completion_tokens"] += 7
+    fixture.write_text(json.dumps(body))
+    changed = pytester.runpytest_inprocess(*PLUGIN, "-q", "-k", "openai-chat-body")
+    changed.assert_outcomes(failed=1)
+    text = changed.stdout.str()
+    assert "the classification left its snapshot cases/__snapshots__/normal/openai-chat.json [body]" in text
+    assert 'turn 2 › kind: "text" → "incomplete"' in text
+    assert 'turn 2 › raw: "finish_reason=stop" → "finish_reason=length"' in text
+    assert "usage › output_tokens:" in text and "..." not in text.split("snapshot")[1].split("short test")[0]
+
+
+def test_a_stale_snapshot_is_named_and_removed_by_snapshot_update(pytester: pytest.Pytester) -> None:
+    root = _repository(pytester)
+    pytester.runpytest_inprocess(*PLUGIN, "--snapshot-update").assert_outcomes(passed=10)
+    stale = root / "__snapshots__/renamed_case/openai-chat.json"
+    stale.parent.mkdir()
+    stale.write_text("{}")
+    result = pytester.runpytest_inprocess(*PLUGIN)
+    assert "stale snapshot cases/__snapshots__/renamed_case/openai-chat.json" in result.stdout.str()
+    pytester.runpytest_inprocess(*PLUGIN, "--snapshot-update")
+    assert not stale.exists() and not stale.parent.exists()
+
+
+def test_an_adapter_exception_fails_with_its_own_traceback_and_the_row_names_turn_and_fixture(
+        pytester: pytest.Pytester) -> None:
+    _repository(pytester, ini='conformance_cases = ["cases"]\nconformance_snapshots = false')
+    pytester.makepyfile(my_adapter=FAILING_ADAPTER)
+    result = pytester.runpytest_inprocess(*PLUGIN, "--conformance-adapter", "my_adapter.py:ADAPTER",
+                                          "-k", "openai-chat-body", "--tb=long")
+    result.assert_outcomes(failed=1)
+    text = result.stdout.str()
+    assert "def explode(body):" in text and "KeyError: 'no_such_field'" in text
+    assert "conformance: case normal [openai-chat, body], turn 2 (reading the response), fixture " \
+           "cases/normal/openai-chat/turn2.json" in text
+    (row,) = json.loads((pytester.path / "reports/report.json").read_text())["results"]
+    assert row["outcome"] == "error" and [turn["kind"] for turn in row["turns"]] == ["tool_calls"]
+    error = row["error"]
+    assert (error["type"], error["turn"], error["phase"], error["fixture"]) == (
+        "KeyError", 2, "reading the response", "cases/normal/openai-chat/turn2.json")
+    assert error["traceback"][-1].startswith("my_adapter.py:") and "in explode" in error["traceback"][-1]
+
+
+def test_pdb_stops_inside_the_adapter(pytester: pytest.Pytester) -> None:
+    _repository(pytester, ini='conformance_cases = ["cases"]\nconformance_snapshots = false')
+    pytester.makepyfile(my_adapter=FAILING_ADAPTER)
+    child = pytester.spawn_pytest(" ".join([*PLUGIN, "--conformance-adapter", "my_adapter.py:ADAPTER", "-k",
+                                            "openai-chat-body", "--pdb", "--conformance-report="]))
+    child.expect(r"\(Pdb\)")
+    child.sendline("p body['id']")
+    child.expect("chatcmpl")
+    child.sendline("c")
+    child.wait()
+
+
+def test_a_required_provider_without_fixtures_fails_and_names_the_folder(pytester: pytest.Pytester) -> None:
+    root = _repository(pytester, ini='conformance_cases = ["cases"]\nconformance_require_providers = '
+                                     '["gemini", "openai-chat"]\nconformance_snapshots = false')
+    shutil.rmtree(root / "normal/gemini")
+    case = root / "normal/case.yaml"
+    case.write_text(case.read_text().replace("  gemini: {}\n", ""))
+    result = pytester.runpytest_inprocess(*PLUGIN, "--conformance-report=")
+    result.assert_outcomes(passed=8, failed=1)
+    assert "no fixtures for required provider gemini: record " in result.stdout.str()
