@@ -24,8 +24,9 @@ from conformance.jsontext import parse_json
 from conformance.registry import select_adapters
 from conformance.report import build_report, render_markdown, write_reports
 from conformance.reportfiles import Terminated, handle_sigterm_as_interrupt, write_atomic
-from conformance.runner import run_all
+from conformance.runner import run_all, run_case
 from conformance.sanitize import report_safe, terminal_safe
+from conformance.selection import coverage, missing_providers, select_items
 from conformance.sse import read_chunks
 from conformance.yamlfile import MAX_FILE_BYTES
 
@@ -52,6 +53,15 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--adapter", action="append", help="your own adapter as module:object (repeatable)")
     run.add_argument("--report-dir", type=Path, default=Path("reports"), help="where to write the reports")
     run.add_argument("--max-file-bytes", type=int, default=MAX_FILE_BYTES, help="size limit per case/fixture file")
+    run.add_argument("--case", action="append", default=[], metavar="PATTERN",
+                     help="run only the cases whose id matches this shell pattern (repeatable), e.g. 'http_*'")
+    run.add_argument("-k", dest="keyword", metavar="EXPRESSION",
+                     help="run only the items whose id (case[provider-mode]) matches, as pytest -k: "
+                          "'openai and not stream'")
+    run.add_argument("--mode", action="append", choices=("body", "stream"), default=[],
+                     help="run only this mode (repeatable; default: every mode the fixtures allow)")
+    run.add_argument("--require-providers", action="store_true",
+                     help="fail (exit 1) when a case that ran has no fixtures for a selected provider")
 
     inspect = commands.add_parser("inspect", help="classify one recorded response and print it as JSON")
     inspect.add_argument("--provider", required=True, help="provider id")
@@ -107,18 +117,27 @@ def _run(arguments: argparse.Namespace) -> int:
     adapters = select_adapters(arguments.provider, arguments.adapter)
     cases = load_cases(arguments.cases or [BUNDLED_CASES], max_file_bytes=arguments.max_file_bytes,
                        known_providers=known)
-    rows = run_all(cases, adapters)
-    if not rows:
-        raise InputError([Problem("--provider", None,
+    items = select_items(cases, adapters, arguments.case, arguments.keyword, arguments.mode)
+    if not items:
+        filtered = arguments.case or arguments.keyword or arguments.mode
+        raise InputError([Problem("--case/-k/--mode" if filtered else "--provider", None,
+                                  "no case item matches the filters: nothing ran" if filtered else
                                   f"no case has fixtures for {', '.join(sorted(adapters))}: nothing ran",
-                                  "record fixtures under providers.<id> in the cases, or pick a provider they have")])
+                                  "loosen --case, -k or --mode (`conformance list` shows the case ids)" if filtered
+                                  else "record fixtures under providers.<id> in the cases, or pick a provider they "
+                                       "have")])
+    rows = [run_case(item.case, item.provider, adapters[item.provider], item.mode) for item in items]
     report = build_report(rows, list(adapters))
     written = write_reports(report, arguments.report_dir)
     markdown = render_markdown(report)
     print(terminal_safe(markdown))
     _append_step_summary(markdown)
+    print(terminal_safe("\n".join(coverage(cases, sorted(adapters), items))))
+    missing = missing_providers(cases, adapters, items) if arguments.require_providers else []
+    for problem in missing:
+        print(terminal_safe(f"error: {problem}"), file=sys.stderr)
     print(terminal_safe("wrote " + ", ".join(str(path) for path in written)))
-    return EXIT_OK if report["summary"]["failed"] == 0 else EXIT_FAILED
+    return EXIT_OK if report["summary"]["failed"] == 0 and not missing else EXIT_FAILED
 
 
 def _append_step_summary(markdown: str) -> None:

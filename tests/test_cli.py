@@ -230,3 +230,92 @@ def test_inspect_an_html_error_page_by_its_status(capsys: pytest.CaptureFixture[
     page.write_text("<html><body>502 Bad Gateway</body></html>")
     result = inspect(capsys, "--provider", "anthropic-messages", "--status", "502", str(page))
     assert (result["kind"], result["reason"], result["http_status"]) == ("retryable_error", "server_error", 502)
+
+
+# ---- Selection, coverage and required providers ----------------------------------------------------------------
+
+def _rows(folder: Path) -> list[tuple[str, str, str]]:
+    return [(row["case"], row["provider"], row["mode"])
+            for row in json.loads((folder / "report.json").read_text())["results"]]
+
+
+def test_run_filters_like_pytest_by_case_pattern_keyword_and_mode(tmp_path: Path) -> None:
+    completed = run_cli("run", "--report-dir", str(tmp_path), "--case", "http_*", "--case", "normal",
+                        "-k", "(openai or gemini) and not responses", "--mode", "body")
+    assert completed.returncode == 0, completed.stderr
+    assert _rows(tmp_path) == [(case, provider, "body")
+                               for case in ("http_auth", "http_context_too_long", "http_overloaded", "http_quota",
+                                            "http_rate_limit", "normal")
+                               for provider in ("gemini", "openai-chat")]
+
+
+@pytest.mark.parametrize("expression", ["openai and", "(gemini", "and gemini", "gemini )"])
+def test_a_broken_keyword_expression_exits_2_naming_it(expression: str, tmp_path: Path) -> None:
+    completed = run_cli("run", "--report-dir", str(tmp_path), "-k", expression)
+    assert completed.returncode == 2
+    assert completed.stderr.startswith("error: -k: ") and repr(expression) in completed.stderr
+
+
+def test_filters_that_match_nothing_exit_2_and_write_nothing(tmp_path: Path) -> None:
+    completed = run_cli("run", "--report-dir", str(tmp_path / "r"), "--case", "no_such_case")
+    assert completed.returncode == 2 and "no case item matches the filters" in completed.stderr
+    assert not (tmp_path / "r").exists()
+
+
+def test_run_prints_the_coverage_matrix_and_require_providers_fails_a_gap(tmp_path: Path) -> None:
+    plain = run_cli("run", "--report-dir", str(tmp_path / "a"), "--case", "pause_turn", "--case", "normal")
+    assert plain.returncode == 0
+    lines = plain.stdout.splitlines()
+    header = next(line for line in lines if line.startswith("coverage "))
+    assert header.split() == ["coverage", "anthropic-messages", "bedrock-converse", "gemini", "openai-chat",
+                              "openai-responses"]
+    assert next(line for line in lines if line.startswith("pause_turn ")).split() == [
+        "pause_turn", "body+stream", "not", "recorded", "not", "recorded", "not", "recorded", "not", "recorded"]
+    required = run_cli("run", "--report-dir", str(tmp_path / "b"), "--case", "pause_turn", "--require-providers",
+                       "--provider", "anthropic-messages", "--provider", "gemini")
+    assert required.returncode == 1
+    assert required.stderr.strip().splitlines() == [
+        "error: cases/pause_turn/case.yaml: case pause_turn has no fixtures for gemini. Fix: record "
+        "gemini/turn1.json beside the case file and list 'gemini: {}' under providers:, or run without "
+        "--require-providers"]
+
+
+def _private_cases(tmp_path: Path, *names: str) -> Path:
+    root = tmp_path / "cases"
+    root.mkdir()
+    shutil.copy(CASES / "world.yaml", root)
+    for name in names:
+        shutil.copytree(CASES / name, root / name)
+    return root
+
+
+def test_validate_names_a_misspelt_provider_folder_with_the_near_miss(tmp_path: Path) -> None:
+    root = _private_cases(tmp_path, "normal")
+    (root / "normal/openai-chat").rename(root / "normal/openai_chat")
+    case = root / "normal/case.yaml"
+    case.write_text(case.read_text().replace("  openai-chat: {}\n", ""))
+    completed = run_cli("validate", "--cases", str(root))
+    assert completed.returncode == 2
+    assert completed.stderr.count("error: ") == 1
+    assert "normal/openai_chat: folder openai_chat/ names no known provider, so none of its fixtures runs. " \
+           "Fix: did you mean 'openai-chat'?" in completed.stderr
+
+
+def test_validate_names_fixtures_of_a_provider_the_case_does_not_list(tmp_path: Path) -> None:
+    root = _private_cases(tmp_path, "normal")
+    case = root / "normal/case.yaml"
+    case.write_text(case.read_text().replace("  gemini: {}\n", ""))
+    completed = run_cli("validate", "--cases", str(root))
+    assert completed.returncode == 2
+    assert "fixtures for gemini are here, but the case does not list gemini under providers:" in completed.stderr
+
+
+def test_validate_fails_a_case_whose_expectation_the_recordings_do_not_meet(tmp_path: Path) -> None:
+    root = _private_cases(tmp_path, "normal")
+    case = root / "normal/case.yaml"
+    case.write_text(case.read_text().replace("turns: [tool_calls, text]", "turns: [tool_calls, tool_calls]"))
+    completed = run_cli("validate", "--cases", str(root))
+    assert completed.returncode == 1
+    assert "normal [openai-chat, body]: turn kinds: expected tool_calls → tool_calls, got tool_calls → text" \
+        in completed.stderr
+    assert "10 case item(s) do not meet their expectation" in completed.stderr
