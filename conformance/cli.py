@@ -26,6 +26,7 @@ from conformance.report import build_report, render_markdown, write_reports
 from conformance.reportfiles import Terminated, handle_sigterm_as_interrupt, write_atomic
 from conformance.runner import run_all, run_case
 from conformance.sanitize import report_safe, terminal_safe
+from conformance.scaffold import init, schema_path, schema_text
 from conformance.selection import coverage, missing_providers, select_items
 from conformance.sse import read_chunks
 from conformance.yamlfile import MAX_FILE_BYTES
@@ -88,6 +89,15 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("--cases", action="append", type=Path, help="cases folder (repeatable)")
     validate.add_argument("--max-file-bytes", type=int, default=MAX_FILE_BYTES, help="size limit per file")
     validate.add_argument("--adapter", action="append", help="your own adapter as module:object (repeatable)")
+
+    init_command = commands.add_parser("init", help="scaffold a repository: cases, an example, an adapter stub, "
+                                                    "the pytest ini lines, a CI workflow, the schemas")
+    init_command.add_argument("folder", type=Path, nargs="?", default=Path("."),
+                              help="the repository to scaffold (default: here)")
+
+    schema = commands.add_parser("schema", help="print the case or world JSON Schema (or where it is installed)")
+    schema.add_argument("name", choices=("case", "world"), help="which schema")
+    schema.add_argument("--path", action="store_true", help="print the installed file's path instead")
     return parser
 
 
@@ -96,8 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = build_parser().parse_args(argv)
     handle_sigterm_as_interrupt()
     handler = {"run": _run, "inspect": _inspect, "diff": _diff, "list": _list, "redact": _redact,
-               "validate": _validate}[
-        arguments.command]
+               "validate": _validate, "init": _init, "schema": _schema}[arguments.command]
     try:
         return handler(arguments)
     except InputError as error:
@@ -270,6 +279,20 @@ def _validate(arguments: argparse.Namespace) -> int:
               "turns)", file=sys.stderr)
         return EXIT_FAILED
     print(f"ok: {len(cases)} cases, {fixtures} recorded turns")
+    return EXIT_OK
+
+
+def _init(arguments: argparse.Namespace) -> int:
+    if not arguments.folder.is_dir():
+        raise InputError([Problem(str(arguments.folder), None, "not a folder", "create it first, or pass a folder")])
+    for line in init(arguments.folder, BUNDLED_CASES):
+        print(terminal_safe(line))
+    return EXIT_OK
+
+
+def _schema(arguments: argparse.Namespace) -> int:
+    print(schema_path(arguments.name) if arguments.path else schema_text(arguments.name), end="\n" if arguments.path
+          else "")
     return EXIT_OK
 
 

@@ -136,9 +136,18 @@ def _cases_root(path: Path) -> Path:
 
 def _adapters(config: pytest.Config) -> dict[str, Any]:
     if _ADAPTERS_KEY not in config.stash:
-        specs = [*config.getini("conformance_adapters"), *config.getoption("conformance_adapter")]
+        # A file named in the ini is relative to the rootdir (where the ini lives), as the ini's paths are.
+        from_ini = [_rooted(spec, config.rootpath) for spec in config.getini("conformance_adapters")]
+        specs = [*from_ini, *config.getoption("conformance_adapter")]
         config.stash[_ADAPTERS_KEY] = select_adapters(None, list(dict.fromkeys(specs)))
     return config.stash[_ADAPTERS_KEY]
+
+
+def _rooted(spec: str, root: Path) -> str:
+    path, colon, attribute = spec.rpartition(":")
+    if colon and path.endswith(".py") and not Path(path).is_absolute():
+        return f"{root / path}:{attribute}"
+    return spec
 
 
 def _required(config: pytest.Config) -> list[str]:

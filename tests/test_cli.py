@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -319,3 +321,56 @@ def test_validate_fails_a_case_whose_expectation_the_recordings_do_not_meet(tmp_
     assert "normal [openai-chat, body]: turn kinds: expected tool_calls → tool_calls, got tool_calls → text" \
         in completed.stderr
     assert "10 case item(s) do not meet their expectation" in completed.stderr
+
+
+# ---- init and schema -------------------------------------------------------------------------------------------
+
+def test_init_scaffolds_a_repository_whose_example_passes_with_its_snapshots(tmp_path: Path) -> None:
+    completed = run_cli("init", str(tmp_path))
+    assert completed.returncode == 0, completed.stderr
+    assert (tmp_path / "pyproject.toml").read_text() == (
+        '[tool.pytest.ini_options]\nconformance_cases = ["cases"]\n'
+        'conformance_adapters = ["conformance_adapter.py:ADAPTER"]\n')
+    case = (tmp_path / "cases/example/case.yaml").read_text()
+    assert case.startswith("# yaml-language-server: $schema=../../.conformance/case.schema.json\nid: example\n")
+    assert (tmp_path / "cases/example/case.yaml").parent.joinpath("../../.conformance/case.schema.json").is_file()
+    assert sorted(path.name for path in (tmp_path / "cases/__snapshots__/example").iterdir()) == [
+        "anthropic-messages.json", "app-openai-chat.json", "bedrock-converse.json", "gemini.json",
+        "openai-chat.json", "openai-responses.json"]
+    assert "pull_request" in (tmp_path / ".github/workflows/conformance.yml").read_text()
+    validated = run_cli("validate", "--cases", str(tmp_path / "cases"), "--adapter",
+                        f"{tmp_path / 'conformance_adapter.py'}:ADAPTER")
+    assert validated.returncode == 0, validated.stderr
+    tested = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "conformance.pytest_plugin"],
+                            cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
+    assert tested.returncode == 0 and "12 passed" in tested.stdout, tested.stdout[-2000:]
+
+
+def test_init_writes_nothing_over_existing_files(tmp_path: Path) -> None:
+    (tmp_path / "conformance_adapter.py").write_text("mine\n")
+    completed = run_cli("init", str(tmp_path))
+    assert completed.returncode == 2 and "conformance_adapter.py: already exists" in completed.stderr
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["conformance_adapter.py"]
+    assert (tmp_path / "conformance_adapter.py").read_text() == "mine\n"
+
+
+def test_init_adds_the_ini_section_or_says_which_lines_to_add(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a/pyproject.toml").write_text('[project]\nname = "app"\n')
+    run_cli("init", str(tmp_path / "a"))
+    assert (tmp_path / "a/pyproject.toml").read_text() == (
+        '[project]\nname = "app"\n\n[tool.pytest.ini_options]\nconformance_cases = ["cases"]\n'
+        'conformance_adapters = ["conformance_adapter.py:ADAPTER"]\n')
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b/pyproject.toml").write_text('[tool.pytest.ini_options]\naddopts = "-q"\n')
+    completed = run_cli("init", str(tmp_path / "b"))
+    assert (tmp_path / "b/pyproject.toml").read_text() == '[tool.pytest.ini_options]\naddopts = "-q"\n'
+    assert 'add these lines to it yourself:\n    conformance_cases = ["cases"]' in completed.stdout
+
+
+@pytest.mark.parametrize("name", ["case", "world"])
+def test_schema_prints_the_versioned_schema_and_its_path(name: str) -> None:
+    printed = run_cli("schema", name)
+    assert json.loads(printed.stdout)["$id"] == f"urn:conformance:schema:{name}:1"
+    located = run_cli("schema", name, "--path")
+    assert Path(located.stdout.strip()).read_text() == printed.stdout
