@@ -11,7 +11,7 @@ from typing import Any
 from conformance.adapter import Task
 from conformance.errors import InputError, Problem
 from conformance.fixtures import RecordedTurn, conventional_turns, load_turn, shown_path
-from conformance.registry import BUILTIN
+from conformance.registry import BUILTIN, load_object
 from conformance.schemas import schema_definition_problems, schema_errors
 from conformance.world import Principal, World
 from conformance.yamlfile import MAX_FILE_BYTES, escape_pointer, line_for, load_yaml
@@ -140,7 +140,25 @@ def _load_world(root: Path, problems: list[Problem], max_file_bytes: int) -> Wor
         problems.extend(Problem(shown, line_for(lines, pointer), f"tool parameters are not a valid JSON Schema: "
                                 f"{message}", "fix the schema (draft 2020-12); $ref may only point inside it", pointer)
                         for message in schema_definition_problems(tool["parameters"]))
-    return World.from_document(document)
+    callables = [(f"/tools/{escape_pointer(name)}/callable", tool["callable"])
+                 for name, tool in document["tools"].items() if tool.get("kind") == "python"]
+    loaded: dict[str, Any] = {}
+    for pointer, spec in callables:
+        try:
+            function = load_object(spec, root)
+        except (ImportError, OSError, AttributeError) as error:
+            problems.append(Problem(shown, line_for(lines, pointer), f"cannot load the tool's callable {spec}: {error}",
+                                    "name module:function (importable here) or path/to/file.py:function (relative "
+                                    "to the cases folder)", pointer))
+            continue
+        if not callable(function):
+            problems.append(Problem(shown, line_for(lines, pointer), f"{spec} is not callable",
+                                    "name a function taking (arguments, principal)", pointer))
+            continue
+        loaded[spec] = function
+    if len(loaded) != len(callables):
+        return None
+    return World.from_document(document, loaded.__getitem__)
 
 
 def _load_case(path: Path, root: Path, world: World | None, problems: list[Problem],

@@ -199,7 +199,8 @@ def _verify(case: Case, answer: Text, receipts: list[dict[str, Any]]) -> tuple[s
         errors = list(_validator(case.task.output_schema).iter_errors(answer.parsed))
         if errors:
             return "schema_invalid", errors[0].message
-    evidence = [receipt["evidence"] for receipt in receipts if receipt["evidence"]]
+    evidence = [facts for receipt in receipts
+                for facts in [receipt["evidence"], *receipt.get("evidence_records", [])] if facts]
     tools = [spec.name for spec in case.task.tools]
     problems = verify_text(answer.text, answer.parsed, structured, evidence, case.answer_contains, case.world, tools)
     if problems:
@@ -228,7 +229,7 @@ def _validator(schema: Any) -> Any:
 
 
 def _receipt_record(turn: int, call: ToolCall, receipt: Receipt) -> dict[str, Any]:
-    return {
+    record = {
         "turn": turn + 1,
         "call_id": call.call_id,
         "tool": call.name,
@@ -237,6 +238,9 @@ def _receipt_record(turn: int, call: ToolCall, receipt: Receipt) -> dict[str, An
         "denied": receipt.denied,
         "evidence": dict(receipt.evidence),
     }
+    if receipt.evidence_records:  # a search: the facts of each record found
+        record["evidence_records"] = [dict(facts) for facts in receipt.evidence_records]
+    return record
 
 
 def _missing_turn(case: Case, provider: str, index: int, run: LoopRun) -> Problem:

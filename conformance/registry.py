@@ -7,6 +7,7 @@ import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from conformance.adapter import Adapter
 from conformance.errors import InputError, Problem
@@ -42,6 +43,18 @@ def load_adapter(spec: str) -> Adapter:
         raise InputError([Problem(spec, None, f"{attribute} is not a conformance.adapter.Adapter",
                                   "export an Adapter record (see README, 'Adding an adapter')")])
     return adapter
+
+
+def load_object(spec: str, base: Path | None = None) -> Any:
+    """The object named by ``module:name`` or ``path/to/file.py:name`` (a relative file is found from ``base``).
+    Raises ImportError, OSError or AttributeError with a message that says which."""
+    module_name, _, attribute = spec.rpartition(":")
+    if module_name.endswith(".py") and base is not None and not Path(module_name).is_absolute():
+        module_name = str(base / module_name)
+    module = _import_file(module_name) if module_name.endswith(".py") else importlib.import_module(module_name)
+    if not hasattr(module, attribute):
+        raise AttributeError(f"{module_name} has no {attribute}")
+    return getattr(module, attribute)
 
 
 def _import_file(path: str) -> ModuleType:

@@ -92,7 +92,9 @@ def _domains(world: World, tools: Iterable[str], supported: Mapping[str, set[str
         tool = world.tools.get(name)
         if tool is None:
             continue
-        records = world.data.get(tool.collection, {})
+        # A function's domain is what it declares; a python tool's is unknown (nothing to contradict with).
+        records = ({str(index): dict(result) for index, (_, result) in enumerate(tool.results)}
+                   if tool.kind == "function" else world.data.get(tool.collection, {}))
         for field in tool.evidence:
             values = {str(key) for key in records} if field == tool.key else {
                 str(record.get(field)) for record in records.values() if record.get(field) is not None}
