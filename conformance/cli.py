@@ -49,7 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     run = commands.add_parser("run", help="run every case against every selected adapter and write the reports")
-    run.add_argument("--cases", action="append", type=Path, help="cases folder (repeatable; default: bundled cases/)")
+    run.add_argument("--cases", action="append", type=Path,
+                     help="cases folder (repeatable); replaces the bundled cases unless --with-bundled")
+    run.add_argument("--with-bundled", action="store_true", help="run the bundled cases too, beside --cases")
     run.add_argument("--provider", action="append", help="provider id to run (repeatable; default: all)")
     run.add_argument("--adapter", action="append", help="your own adapter as module:object (repeatable)")
     run.add_argument("--report-dir", type=Path, default=Path("reports"), help="where to write the reports")
@@ -79,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     listing = commands.add_parser("list", help="list the cases and what each proves")
     listing.add_argument("--cases", action="append", type=Path, help="cases folder (repeatable)")
+    listing.add_argument("--with-bundled", action="store_true", help="the bundled cases too, beside --cases")
     listing.add_argument("--markdown", action="store_true", help="print the README's case table")
     listing.add_argument("--adapter", action="append", help="your own adapter as module:object (repeatable)")
 
@@ -87,6 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     validate = commands.add_parser("validate", help="check case files and the fixtures they name")
     validate.add_argument("--cases", action="append", type=Path, help="cases folder (repeatable)")
+    validate.add_argument("--with-bundled", action="store_true", help="the bundled cases too, beside --cases")
     validate.add_argument("--max-file-bytes", type=int, default=MAX_FILE_BYTES, help="size limit per file")
     validate.add_argument("--adapter", action="append", help="your own adapter as module:object (repeatable)")
 
@@ -121,10 +125,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 143 if isinstance(interruption, Terminated) else 130
 
 
+def _roots(arguments: argparse.Namespace) -> list[Path]:
+    """``--cases`` replaces the bundled cases; ``--with-bundled`` keeps them beside."""
+    given = list(arguments.cases or [])
+    return [*given, BUNDLED_CASES] if not given or arguments.with_bundled else given
+
+
 def _run(arguments: argparse.Namespace) -> int:
     known = select_adapters(None, arguments.adapter)
     adapters = select_adapters(arguments.provider, arguments.adapter)
-    cases = load_cases(arguments.cases or [BUNDLED_CASES], max_file_bytes=arguments.max_file_bytes,
+    cases = load_cases(_roots(arguments), max_file_bytes=arguments.max_file_bytes,
                        known_providers=known)
     items = select_items(cases, adapters, arguments.case, arguments.keyword, arguments.mode)
     if not items:
@@ -241,7 +251,7 @@ def _diff(arguments: argparse.Namespace) -> int:
 
 
 def _list(arguments: argparse.Namespace) -> int:
-    cases = load_cases(arguments.cases or [BUNDLED_CASES], known_providers=select_adapters(None, arguments.adapter))
+    cases = load_cases(_roots(arguments), known_providers=select_adapters(None, arguments.adapter))
     if arguments.markdown:
         print(terminal_safe(render_catalogue(cases)), end="")
     else:
@@ -259,7 +269,7 @@ def _redact(arguments: argparse.Namespace) -> int:
 
 
 def _validate(arguments: argparse.Namespace) -> int:
-    roots = arguments.cases or [BUNDLED_CASES]
+    roots = _roots(arguments)
     adapters = select_adapters(None, arguments.adapter)
     cases = load_cases(roots, max_file_bytes=arguments.max_file_bytes, known_providers=adapters)
     used = {path.resolve() for case in cases for fixtures in case.providers.values() for turn in fixtures.turns

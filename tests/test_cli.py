@@ -374,3 +374,16 @@ def test_schema_prints_the_versioned_schema_and_its_path(name: str) -> None:
     assert json.loads(printed.stdout)["$id"] == f"urn:conformance:schema:{name}:1"
     located = run_cli("schema", name, "--path")
     assert Path(located.stdout.strip()).read_text() == printed.stdout
+
+
+def test_cases_replace_the_bundled_ones_unless_with_bundled(tmp_path: Path) -> None:
+    root = _private_cases(tmp_path, "normal")
+    (root / "normal").rename(root / "mine")
+    case = root / "mine/case.yaml"
+    case.write_text(case.read_text().replace("id: normal\n", "id: mine\n"))
+    alone = run_cli("run", "--cases", str(root), "--report-dir", str(tmp_path / "a"), "--provider", "gemini")
+    both = run_cli("run", "--cases", str(root), "--with-bundled", "--report-dir", str(tmp_path / "b"),
+                   "--provider", "gemini", "--case", "mine", "--case", "normal")
+    assert (alone.returncode, both.returncode) == (0, 0), both.stderr
+    assert {row[0] for row in _rows(tmp_path / "a")} == {"mine"}
+    assert {row[0] for row in _rows(tmp_path / "b")} == {"mine", "normal"}

@@ -1,0 +1,105 @@
+"""The built wheel, installed as a team installs it, in a repository of its own that has its own ``providers``
+package: the bundled cases run from any folder, ``conformance init`` + ``pytest`` work through the entry point,
+snapshots are updated and checked, a user adapter runs through ``conformance run`` and ``pytest``, and an
+adapter's exception shows its own traceback."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+BROKEN_ADAPTER = '''
+import dataclasses
+from conformance.providers.openai_chat import ADAPTER as CHAT
+
+def classify(body):
+    return body["choices"][0]["no_such_field"]
+
+ADAPTER = dataclasses.replace(CHAT, id="app-openai-chat", classify_body=classify)
+'''
+
+
+def _run(*command: str, cwd: Path, env: dict[str, str], timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(list(command), cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
+                          check=False)
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    """A fresh virtual environment with the wheel (and its dependencies) installed, and its environment."""
+    base = tmp_path_factory.mktemp("wheel")
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(base / "dist"),
+                            str(ROOT)], capture_output=True, text=True, timeout=600, check=False)
+    assert built.returncode == 0, built.stderr[-3000:]
+    (wheel,) = (base / "dist").glob("conformance-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert {name.split("/")[0] for name in names} == {"conformance", "-".join(wheel.name.split("-")[:2]) + ".dist-info"}
+    subprocess.run([sys.executable, "-m", "venv", str(base / "venv")], check=True, timeout=300)
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTEST_ADDOPTS", "PYTEST_PLUGINS")}
+    env["PATH"] = f"{base / 'venv/bin'}{os.pathsep}{env.get('PATH', '')}"
+    pip = _run(str(base / "venv/bin/python"), "-m", "pip", "install", "-q", str(wheel), cwd=base, env=env)
+    assert pip.returncode == 0, pip.stderr[-3000:]
+    return base / "venv/bin", env
+
+
+@pytest.fixture
+def repository(tmp_path: Path) -> Path:
+    """A team's repository, with a ``providers`` package of its own (a common name in LLM apps)."""
+    (tmp_path / "providers").mkdir()
+    (tmp_path / "providers/__init__.py").write_text("")
+    (tmp_path / "providers/llm.py").write_text(
+        "import dataclasses\nfrom conformance.providers.openai_chat import ADAPTER as CHAT\n"
+        "ADAPTER = dataclasses.replace(CHAT, id='app-openai-chat')\n")
+    return tmp_path
+
+
+def test_the_bundled_cases_run_from_any_folder(installed: tuple[Path, dict[str, str]], repository: Path) -> None:
+    bin_dir, env = installed
+    completed = _run(str(bin_dir / "conformance"), "run", "--report-dir", "r", cwd=repository, env=env)
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    assert json.loads((repository / "r/report.json").read_text())["summary"]["failed"] == 0
+    listed = _run(str(bin_dir / "python"), "-m", "conformance", "list", cwd=repository, env=env)
+    assert listed.returncode == 0 and "normal" in listed.stdout, listed.stderr  # cwd on sys.path: no shadowing
+
+
+def test_init_then_pytest_snapshots_and_a_user_adapter(installed: tuple[Path, dict[str, str]],
+                                                       repository: Path) -> None:
+    bin_dir, env = installed
+    assert _run(str(bin_dir / "conformance"), "init", cwd=repository, env=env).returncode == 0
+    first = _run(str(bin_dir / "pytest"), "-q", cwd=repository, env=env)
+    assert first.returncode == 0 and "12 passed" in first.stdout, first.stdout[-3000:]
+
+    user = _run(str(bin_dir / "conformance"), "run", "--cases", "cases", "--adapter", "providers.llm:ADAPTER",
+                "--report-dir", "r", cwd=repository, env={**env, "PYTHONPATH": str(repository)})
+    assert user.returncode == 0, user.stderr[-2000:]
+    rows = json.loads((repository / "r/report.json").read_text())["results"]
+    assert {row["provider"] for row in rows} == {"anthropic-messages", "bedrock-converse", "gemini", "openai-chat",
+                                                 "openai-responses", "app-openai-chat"}
+
+    fixture = repository / "cases/example/app-openai-chat/turn2.json"
+    body = json.loads(fixture.read_text())
+    body["usage"]["completion_tokens"] += 7
+    body["usage"]["total_tokens"] += 7
+    fixture.write_text(json.dumps(body))
+    changed = _run(str(bin_dir / "pytest"), "-q", "-k", "app-openai-chat-body", cwd=repository, env=env)
+    assert changed.returncode == 1
+    assert "turn 2 › usage › output_tokens:" in changed.stdout, changed.stdout[-3000:]
+    accepted = _run(str(bin_dir / "pytest"), "-q", "--snapshot-update", cwd=repository, env=env)
+    assert accepted.returncode == 0, accepted.stdout[-3000:]
+    assert _run(str(bin_dir / "pytest"), "-q", cwd=repository, env=env).returncode == 0
+
+    (repository / "conformance_adapter.py").write_text(BROKEN_ADAPTER)
+    broken = _run(str(bin_dir / "pytest"), "-q", "-k", "app-openai-chat-body", "--tb=short", cwd=repository,
+                  env=env)
+    assert broken.returncode == 1
+    assert 'return body["choices"][0]["no_such_field"]' in broken.stdout, broken.stdout[-3000:]
+    assert "conformance: case example [app-openai-chat, body], turn 1 (reading the response)" in broken.stdout
