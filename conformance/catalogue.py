@@ -1,4 +1,4 @@
-"""The case catalogue as Markdown, generated from the case files (the README's case list is this output)."""
+"""The case catalogue as Markdown, generated from the case files (docs/cases.md's case list is this output)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ START, END = "<!-- cases:start -->", "<!-- cases:end -->"
 
 
 def render_catalogue(cases: list[Case]) -> str:
-    """The README's case table, generated from the case files."""
+    """The case table of docs/cases.md, generated from the case files."""
     lines = [
         START,
         f"{len(cases)} cases, {len({case.scenario for case in cases})} scenario families "

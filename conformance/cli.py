@@ -82,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     listing = commands.add_parser("list", help="list the cases and what each proves")
     listing.add_argument("--cases", action="append", type=Path, help="cases folder (repeatable)")
     listing.add_argument("--with-bundled", action="store_true", help="the bundled cases too, beside --cases")
-    listing.add_argument("--markdown", action="store_true", help="print the README's case table")
+    listing.add_argument("--markdown", action="store_true", help="print the case table of docs/cases.md")
     listing.add_argument("--adapter", action="append", help="your own adapter as module:object (repeatable)")
 
     redact_command = commands.add_parser("redact", help="replace secrets and e-mail addresses in fixture files")

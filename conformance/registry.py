@@ -41,7 +41,7 @@ def load_adapter(spec: str) -> Adapter:
     adapter = getattr(module, attribute, None)
     if not isinstance(adapter, Adapter):
         raise InputError([Problem(spec, None, f"{attribute} is not a conformance.adapter.Adapter",
-                                  "export an Adapter record (see README, 'Adding an adapter')")])
+                                  "export an Adapter record (see docs/adapters.md)")])
     return adapter
 
 

@@ -1,4 +1,4 @@
-"""The project's promises about itself: CI runs the README's test command verbatim."""
+"""The project's promises about itself: CI runs the README's test command verbatim; the docs show what ships."""
 
 from __future__ import annotations
 
@@ -16,18 +16,27 @@ def test_ci_runs_the_readme_test_command_verbatim() -> None:
     assert "conformance run" in commands[0]
 
 
-def test_the_readme_ci_recipe_is_the_shipped_workflow() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+def test_the_documented_ci_recipe_is_the_shipped_workflow() -> None:
+    readme = (ROOT / "docs/ci.md").read_text(encoding="utf-8")
     workflow = (ROOT / ".github/workflows/conformance.yml").read_text(encoding="utf-8")
     assert "```yaml\n" + workflow + "```" in readme
     assert "conformance diff" in workflow and "--junitxml" in workflow
 
 
-def test_the_readme_case_list_is_generated_from_the_case_files() -> None:
+def test_the_documented_case_list_is_generated_from_the_case_files() -> None:
     from conformance.cases import load_cases
     from conformance.catalogue import END, START, render_catalogue
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "docs/cases.md").read_text(encoding="utf-8")
     block = readme[readme.index(START): readme.index(END) + len(END)] + "\n"
     assert block == render_catalogue(load_cases([ROOT / "cases"])), (
-        "the README's case list is stale: paste the output of `conformance list --markdown`")
+        "docs/cases.md's case list is stale: paste the output of `conformance list --markdown`")
+
+
+def test_the_readme_starts_with_the_newcomers_path() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    headings = re.findall(r"^## (.+)$", readme, flags=re.MULTILINE)
+    assert headings[:4] == ["Use it in your repository", "Write a case", "Review a changed classification",
+                            "Gate an upgrade in CI"]
+    for link in re.findall(r"\]\((docs/[^)]+)\)", readme):
+        assert (ROOT / link).is_file(), link
