@@ -42,8 +42,6 @@ def load_report(path: Path) -> dict[Key, dict[str, Any]]:
     shown = str(path)
     try:
         document = parse_json(read_regular_file(path, shown, MAX_REPORT_BYTES).decode("utf-8"))
-    except OSError as error:
-        raise InputError([Problem(shown, None, f"cannot read: {error.strerror}", "pass a report.json")]) from None
     except UnicodeDecodeError:
         raise InputError([Problem(shown, None, "not UTF-8", "pass a report.json written by conformance")]) from None
     except ValueError as error:

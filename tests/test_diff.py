@@ -236,3 +236,119 @@ def test_a_row_the_gate_cannot_read_is_named_by_its_pointer(tmp_path: Path) -> N
     assert "results[3] has no valid 'passed'" in completed.stderr
     assert "results[5] has a failure that is not a string" in completed.stderr
     assert f"results[{len(report['results']) - 1}] repeats the row" in completed.stderr
+
+
+# ---- Every message of the gate, exactly (what a reviewer reads in CI) -------------------------------------------
+
+def _report_file(tmp_path: Path, content: bytes) -> Path:
+    path = tmp_path / "r.json"
+    path.write_bytes(content)
+    return path
+
+
+@pytest.mark.parametrize(("content", "expected"), [
+    (None, "{path}: cannot read: No such file or directory. Fix: check the path"),
+    (b'{"results": [\xff]}', "{path}: not UTF-8. Fix: pass a report.json written by conformance"),
+    (b'{\n  "results": [\n}', "{path}:3: not JSON: Expecting value. Fix: pass a report.json written by conformance"),
+    (b'{"results": {}}', "{path}: no 'results' list: not a conformance report. Fix: pass the report.json that "
+                         "`conformance run` wrote"),
+    (b'{"results": [], "schema_version": 99}', "{path}: schema_version is 99; this conformance reads {version}. "
+                                               "Fix: compare reports written by the same version"),
+])
+def test_an_unreadable_report_is_one_exact_line(tmp_path: Path, content: bytes | None, expected: str) -> None:
+    from conformance.report import SCHEMA_VERSION
+
+    path = tmp_path / "r.json" if content is None else _report_file(tmp_path, content)
+    completed = run_diff(str(path), str(path))
+    assert completed.returncode == 2
+    assert completed.stderr == "error: " + expected.format(path=path, version=SCHEMA_VERSION) + "\n"
+
+
+def test_unreadable_rows_are_named_by_index_pointer_and_fix(tmp_path: Path) -> None:
+    report = copy.deepcopy(BASE)
+    report["results"][1] = "x"
+    report["results"].append(copy.deepcopy(report["results"][0]))
+    path = _report_file(tmp_path, json.dumps(report).encode())
+    last = len(report["results"]) - 1
+    case, provider, mode = (report["results"][0][name] for name in ("case", "provider", "mode"))
+    assert run_diff(str(path), str(path)).stderr == (
+        f"error: {path}: results[1] is not an object (at /results/1). Fix: pass an unmodified report.json\n"
+        f"error: {path}: results[{last}] repeats the row {case} × {provider} × {mode} (at /results/{last}). "
+        "Fix: one row per case × provider × mode: were two case folders merged?\n")
+
+
+@pytest.mark.parametrize(("change", "expected"), [
+    (lambda row: row.update(turns=["x"]), "has a turn that is not an object with a 'calls' list"),
+    (lambda row: row["turns"][0].update(calls={}), "has a turn that is not an object with a 'calls' list"),
+    (lambda row: row["turns"][0].update(calls=[1]), "has a turn that is not an object with a 'calls' list"),
+    (lambda row: row["turns"][0].pop("calls"), None),
+    (lambda row: row.update(failures=[1]), "has a failure that is not a string"),
+    (lambda row: row["correlation"].update(problems="x"), "has correlation problems that are not a list of strings"),
+    (lambda row: row["correlation"].update(problems=[1]), "has correlation problems that are not a list of strings"),
+    (lambda row: row["correlation"].pop("problems"), None),
+    (lambda row: row.update(correlation=None), None),
+    (lambda row: row.update(passed="yes"), "has no valid 'passed'"),
+])
+def test_row_shape_problems_say_what_is_wrong(change: Any, expected: str | None) -> None:
+    from conformance.diff import row_shape_problem
+
+    row = copy.deepcopy(rows(BASE)[KEY])
+    change(row)
+    assert row_shape_problem(row) == expected
+    assert row_shape_problem([row]) == "is not an object"
+
+
+def test_pass_fail_notes_and_turn_notes_read_exactly() -> None:
+    def fail(new: dict[Any, Any]) -> None:
+        new[KEY].update(passed=False, failures=["outcome: expected answer_ready, got empty", "leak: x"])
+        new[KEY]["turns"][1].update(kind="unsupported", raw="finish_reason=paused")
+        new[KEY]["turns"][0]["usage"]["input_tokens"] = None
+
+    old_turn = rows(BASE)[KEY]["turns"]
+    (failed,) = compare(rows(BASE), edited(fail))
+    assert failed.notes[:3] == [
+        "passed → failed: outcome: expected answer_ready, got empty; leak: x",
+        f"turn 1 usage.input_tokens {old_turn[0]['usage']['input_tokens']} → null",
+        "turn 2 kind text → unsupported (finish_reason=paused)",
+    ]
+    (repaired,) = compare(edited(fail), rows(BASE))
+    assert repaired.label == "improvement"
+    assert repaired.notes[:2] == ["failed → passed", f"turn 2 kind unsupported → text ({old_turn[1]['raw']})"]
+
+    def retype(new: dict[Any, Any]) -> None:
+        new[KEY]["turns"][1].update(kind="incomplete", raw="finish_reason=length")
+
+    (changed,) = compare(rows(BASE), edited(retype))
+    assert (changed.label, changed.notes[0]) == ("change", "turn 2 kind text → incomplete (finish_reason=length)")
+
+
+def test_a_removed_row_says_so() -> None:
+    def remove(new: dict[Any, Any]) -> None:
+        del new[KEY]
+
+    (removed,) = compare(rows(BASE), edited(remove))
+    assert (removed.key, removed.notes) == (KEY, ["row removed: the case no longer runs for this provider"])
+
+
+def test_the_markdown_of_a_diff_is_exactly_this() -> None:
+    from conformance.diff import RowChange
+
+    changes = [
+        RowChange(("b", "gemini", "body"), "improvement", ["failed → passed"]),
+        RowChange(("a", "openai-chat", "stream"), "change", [], [f"root['p{number}']" for number in range(6)]),
+        RowChange(("a", "openai-chat", "body"), "regression", [f"note {number}" for number in range(8)]),
+    ]
+    assert render_markdown(changes, "old|1.json", "new.json") == (
+        "# Conformance diff: old\\|1.json → new.json\n"
+        "\n"
+        "**1 regression(s)**, 1 change(s), 1 improvement(s).\n"
+        "\n"
+        "| | case | provider | mode | what changed |\n"
+        "|---|---|---|---|---|\n"
+        "| ❌ regression | a | openai-chat | body | note 0<br>note 1<br>note 2<br>note 3<br>note 4<br>note 5 |\n"
+        "| ↔ change | a | openai-chat | stream | 6 field(s): root\\['p0'\\], root\\['p1'\\], root\\['p2'\\], "
+        "root\\['p3'\\] |\n"
+        "| ✅ improvement | b | gemini | body | failed → passed |\n")
+    assert render_markdown([], "old.json", "new.json") == (
+        "# Conformance diff: old.json → new.json\n\n**0 regression(s)**, 0 change(s), 0 improvement(s).\n\n"
+        "No classification, correlation, usage or outcome changed.\n")
