@@ -1,7 +1,7 @@
 """Test-session setup. The conformance plugin itself is an installed pytest11 entry point (pyproject.toml) that
 collects cases/ because ``conformance_cases`` names it; pytester drives the plugin's own tests."""
 
-pytest_plugins = ["pytester", "conformance.pytest_plugin"]
+pytest_plugins = ["pytester"]
 
 
 def pytest_make_parametrize_id(config: object, val: object, argname: str) -> str | None:
