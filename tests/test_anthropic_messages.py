@@ -344,3 +344,139 @@ def test_every_ignored_block_beside_text_leaves_only_the_text(block_type: str) -
     assert result.calls == ()
     assert result.output_items == ({"role": "assistant", "content": [block,
                                     {"type": "text", "text": "Order ORD-1002 was delivered."}]},)
+
+
+def _error_dict(kind: str, raw: str, reason: str, http_status: int | None, message: str | None,
+                provider_details: dict[str, object] | None = None) -> dict[str, object]:
+    """The whole ``to_dict()`` of an error kind with no retry delay: every field written out by the caller."""
+    expected: dict[str, object] = {
+        "kind": kind, "raw": raw, "calls": [], "text": None, "usage": None, "raw_usage": None, "response_id": None,
+        "model": None, "reason": reason, "http_status": http_status, "message": message}
+    if kind == "retryable_error":
+        expected["retry_after_s"] = None
+    if provider_details is not None:
+        expected["provider_details"] = provider_details
+    return expected
+
+
+@pytest.mark.parametrize(("status", "body", "expected"), [
+    # A type that is not a string names nothing: raw keeps the status only, the status decides.
+    (400, {"type": "error", "error": {"type": 5, "message": "bad"}},
+     _error_dict("fatal_error", "http=400", "invalid_request", 400, "bad")),
+    # An empty type adds nothing to raw either.
+    (400, {"type": "error", "error": {"type": "", "message": "bad"}},
+     _error_dict("fatal_error", "http=400", "invalid_request", 400, "bad")),
+    # A message that is not a string is no message (and never read for an overflow phrase).
+    (400, {"type": "error", "error": {"type": "invalid_request_error", "message": ["prompt is too long"]}},
+     _error_dict("fatal_error", "http=400/invalid_request_error", "invalid_request", 400, None)),
+    (418, {"type": "error", "error": {"type": "overloaded_error", "message": {"text": "Overloaded"}}},
+     _error_dict("retryable_error", "http=418/overloaded_error", "overloaded", 418, None)),
+    # No error object at all: the status alone, no message, no provider details.
+    (500, {}, _error_dict("retryable_error", "http=500", "server_error", 500, None)),
+    (500, {"type": "error", "error": "boom"}, _error_dict("retryable_error", "http=500", "server_error", 500, None)),
+    (403, [], _error_dict("fatal_error", "http=403", "auth", 403, None)),
+    (404, None, _error_dict("fatal_error", "http=404", "not_found", 404, None)),
+    # A text (non-JSON) body is the message, stripped.
+    (502, "  <html>Bad gateway</html>\n", _error_dict("retryable_error", "http=502", "server_error", 502,
+                                                       "<html>Bad gateway</html>")),
+    # A detail code that is not a string is dropped: no quota override, no provider details.
+    (429, {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down",
+                                      "details": {"error_code": 5}}},
+     _error_dict("retryable_error", "http=429/rate_limit_error", "rate_limit", 429, "slow down")),
+    (429, {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down", "details": "x"}},
+     _error_dict("retryable_error", "http=429/rate_limit_error", "rate_limit", 429, "slow down")),
+    # A detail code that overrules nothing is kept in provider_details only.
+    (429, {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down",
+                                      "details": {"error_code": "tokens_per_minute"}}},
+     _error_dict("retryable_error", "http=429/rate_limit_error", "rate_limit", 429, "slow down",
+                 {"error_code": "tokens_per_minute"})),
+])
+def test_classify_error_of_hostile_bodies_gives_the_whole_expected_result(
+        status: int, body: object, expected: dict[str, object]) -> None:
+    from conformance.providers.anthropic_messages.errors import classify_error
+
+    assert classify_error(status, body, {}).to_dict() == expected
+
+
+def test_a_long_text_error_body_is_cut_to_500_characters() -> None:
+    from conformance.providers.anthropic_messages.errors import classify_error
+
+    body = "\n  " + "A" * 500 + "B" * 100 + "  \n"
+    result = classify_error(503, body, {"retry-after": "3"}).to_dict()
+    assert result == {
+        "kind": "retryable_error", "raw": "http=503", "calls": [], "text": None, "usage": None, "raw_usage": None,
+        "response_id": None, "model": None, "reason": "overloaded", "http_status": 503, "retry_after_s": 3.0,
+        "message": "A" * 500}
+
+
+def test_an_error_object_with_http_200_keeps_status_200_in_raw_and_http_status() -> None:
+    body = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    assert classify_body(body).to_dict() == _error_dict(
+        "retryable_error", "http=200/overloaded_error", "overloaded", 200, "Overloaded")
+
+
+def _unsupported_dict(raw: str, raw_type: str, response_id: str | None = None,
+                      model: str | None = None) -> dict[str, object]:
+    return {"kind": "unsupported", "raw": raw, "calls": [], "text": None, "usage": None, "raw_usage": None,
+            "response_id": response_id, "model": model, "raw_type": raw_type}
+
+
+@pytest.mark.parametrize(("body", "expected"), [
+    ({"type": "completion", "completion": "Hi"}, _unsupported_dict("type=completion", "body of type completion")),
+    ({"id": "msg_01", "content": []}, _unsupported_dict("type=None", "body of type None")),
+    ("Order shipped.", _unsupported_dict("type=str", "body of type str")),
+    ([{"type": "message"}], _unsupported_dict("type=list", "body of type list")),
+    (None, _unsupported_dict("type=NoneType", "body of type NoneType")),
+])
+def test_a_body_that_is_not_a_message_is_unsupported_naming_its_type(body: object,
+                                                                      expected: dict[str, object]) -> None:
+    result = classify_body(body)
+    assert result.to_dict() == expected
+    assert result.output_items == ()
+
+
+@pytest.mark.parametrize("content", ["Order shipped.", {"type": "text", "text": "Order shipped."}, None, 7])
+def test_a_message_whose_content_is_not_a_list_is_unsupported_with_its_identity(content: object) -> None:
+    body = {"type": "message", "id": "msg_01", "model": "claude-sonnet-4-5", "content": content,
+            "stop_reason": "end_turn"}
+    result = classify_body(body)
+    assert result.to_dict() == _unsupported_dict("stop_reason=end_turn", "content is not a list",
+                                                 "msg_01", "claude-sonnet-4-5")
+    assert result.output_items == ({"role": "assistant", "content": []},)
+
+
+@pytest.mark.parametrize(("stop", "raw"), [
+    (["end_turn"], "stop_reason=['end_turn']"),
+    ({"reason": "end_turn"}, "stop_reason={'reason': 'end_turn'}"),
+    (5, "stop_reason=5"),
+    ("brand_new", "stop_reason=brand_new"),
+])
+def test_a_stop_reason_that_is_not_a_known_string_is_unsupported_with_its_identity(stop: object, raw: str) -> None:
+    body = {"type": "message", "id": "msg_02", "model": "claude-sonnet-4-5",
+            "content": [{"type": "text", "text": "Hi"}], "stop_reason": stop}
+    result = classify_body(body)
+    assert result.to_dict() == _unsupported_dict(raw, raw, "msg_02", "claude-sonnet-4-5")
+    assert result.output_items == ({"role": "assistant", "content": [{"type": "text", "text": "Hi"}]},)
+
+
+def test_an_id_or_model_that_is_not_a_string_is_left_out() -> None:
+    body = {"type": "message", "id": 5, "model": ["claude"], "content": [{"type": "text", "text": "Hi"}],
+            "stop_reason": "end_turn"}
+    assert classify_body(body).to_dict() == {
+        "kind": "text", "raw": "stop_reason=end_turn", "calls": [], "text": "Hi", "usage": None, "raw_usage": None,
+        "response_id": None, "model": None}
+
+
+def test_stop_reason_tool_use_without_a_tool_use_block_is_an_invalid_tool_call_saying_so() -> None:
+    body = {"type": "message", "id": "msg_03", "model": "claude-sonnet-4-5",
+            "content": [{"type": "text", "text": "Let me check that order."}], "stop_reason": "tool_use"}
+    assert classify_body(body).to_dict() == {
+        "kind": "invalid_tool_call", "raw": "stop_reason=tool_use", "calls": [], "text": None, "usage": None,
+        "raw_usage": None, "response_id": "msg_03", "model": "claude-sonnet-4-5",
+        "detail": "stop_reason tool_use without a tool_use block", "undeclared_tool": False}
+
+
+@pytest.mark.parametrize("block", ["Order shipped.", None, 5, ["text"]])
+def test_a_content_block_that_is_not_an_object_is_unsupported_without_a_type(block: object) -> None:
+    body = {"type": "message", "content": [{"type": "text", "text": "Hi"}, block], "stop_reason": "end_turn"}
+    assert classify_body(body).to_dict() == _unsupported_dict("content[1].type=None", "None")

@@ -386,3 +386,49 @@ def test_mid_stream_error_keeps_a_detail_code_that_overrules_nothing() -> None:
     result = assemble_stream([_events(MESSAGE_START, {"type": "error", "error": error})]).response.to_dict()
     assert (result["kind"], result["reason"], result["raw"], result["provider_details"]) == (
         "retryable_error", "rate_limit", "stream error=rate_limit_error", {"error_code": "tokens_per_minute"})
+
+
+def _stream_error(kind: str, raw: str, reason: str, message: str | None,
+                  provider_details: dict[str, object] | None = None) -> dict[str, object]:
+    """The whole ``to_dict()`` of a stream error: no HTTP status, no retry delay, no identity of its own."""
+    expected: dict[str, object] = {
+        "kind": kind, "raw": raw, "calls": [], "text": None, "usage": None, "raw_usage": None, "response_id": None,
+        "model": None, "reason": reason, "http_status": None, "message": message}
+    if kind == "retryable_error":
+        expected["retry_after_s"] = None
+    if provider_details is not None:
+        expected["provider_details"] = provider_details
+    return expected
+
+
+@pytest.mark.parametrize(("event", "expected"), [
+    # Nothing to go on: a retryable server error named only "stream error".
+    ("overloaded", _stream_error("retryable_error", "stream error", "server_error", None)),
+    (None, _stream_error("retryable_error", "stream error", "server_error", None)),
+    ([{"type": "overloaded_error"}], _stream_error("retryable_error", "stream error", "server_error", None)),
+    ({"type": "error"}, _stream_error("retryable_error", "stream error", "server_error", None)),
+    ({"type": "error", "error": "Overloaded"}, _stream_error("retryable_error", "stream error", "server_error", None)),
+    # A type that is not a non-empty string names nothing; the message is still kept.
+    ({"type": "error", "error": {"type": 5, "message": "Overloaded"}},
+     _stream_error("retryable_error", "stream error", "server_error", "Overloaded")),
+    ({"type": "error", "error": {"type": "", "message": "Overloaded"}},
+     _stream_error("retryable_error", "stream error", "server_error", "Overloaded")),
+    # A message that is not a string is no message.
+    ({"type": "error", "error": {"type": "overloaded_error", "message": ["Overloaded"]}},
+     _stream_error("retryable_error", "stream error=overloaded_error", "overloaded", None)),
+    ({"type": "error", "error": {"type": "invalid_request_error", "message": "bad"}},
+     _stream_error("fatal_error", "stream error=invalid_request_error", "invalid_request", "bad")),
+    # A detail code that is not a string is dropped.
+    ({"type": "error", "error": {"type": "rate_limit_error", "message": "slow down", "details": {"error_code": 5}}},
+     _stream_error("retryable_error", "stream error=rate_limit_error", "rate_limit", "slow down")),
+    # A spend-limit code decides even without a type, and raw names it.
+    ({"type": "error", "error": {"message": "Spend limit reached.",
+                                 "details": {"error_code": "contract_spend_limit_reached"}}},
+     _stream_error("fatal_error", "stream error/contract_spend_limit_reached", "quota", "Spend limit reached.",
+                   {"error_code": "contract_spend_limit_reached"})),
+])
+def test_classify_stream_error_of_hostile_events_gives_the_whole_expected_result(
+        event: object, expected: dict[str, object]) -> None:
+    from conformance.providers.anthropic_messages.errors import classify_stream_error
+
+    assert classify_stream_error(event).to_dict() == expected

@@ -312,3 +312,31 @@ def test_a_retryable_finish_reason_keeps_its_reason_and_partial_identity(finish:
     result = classify_body(body).to_dict()
     assert (result["kind"], result["reason"], result["raw"]) == ("retryable_error", reason, f"finish_reason={finish}")
     assert (result["response_id"], result["model"]) == ("chatcmpl-u1", "gpt-5.5-2026-04-23")
+
+
+@pytest.mark.parametrize(("error", "detail", "provider_details"), [
+    # Groq: the model's malformed call, its generation kept.
+    ({"message": "Failed to call a function. Please adjust your prompt.", "type": "invalid_request_error",
+      "code": "tool_use_failed", "failed_generation": "<function=get_order>{\"order_id\": ORD-1}"},
+     "Failed to call a function. Please adjust your prompt.",
+     {"failed_generation": "<function=get_order>{\"order_id\": ORD-1}"}),
+    # No failed_generation (absent, empty or not a string): no provider details at all.
+    ({"message": "Failed to call a function.", "code": "tool_use_failed"}, "Failed to call a function.", None),
+    ({"message": "Failed to call a function.", "code": "tool_use_failed", "failed_generation": ""},
+     "Failed to call a function.", None),
+    ({"message": "Failed to call a function.", "code": "tool_use_failed", "failed_generation": {"x": 1}},
+     "Failed to call a function.", None),
+    # No message: the detail says what the server did, naming the code.
+    ({"code": "tool_use_failed", "failed_generation": "get_order("},
+     "the server rejected the model's tool call (tool_use_failed)", {"failed_generation": "get_order("}),
+])
+def test_a_rejected_tool_call_error_is_an_invalid_tool_call_with_its_generation(
+        error: dict[str, object], detail: str, provider_details: dict[str, object] | None) -> None:
+    from conformance.providers.openai_common.errors import classify_error
+
+    expected: dict[str, object] = {
+        "kind": "invalid_tool_call", "raw": "http=400/tool_use_failed", "calls": [], "text": None, "usage": None,
+        "raw_usage": None, "response_id": None, "model": None, "detail": detail, "undeclared_tool": False}
+    if provider_details is not None:
+        expected["provider_details"] = provider_details
+    assert classify_error(400, {"error": error}, {}).to_dict() == expected

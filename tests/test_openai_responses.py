@@ -313,3 +313,48 @@ def test_a_filter_named_by_only_its_code_or_only_its_type_is_a_filter_refusal(er
     result = ADAPTER.classify_error(400, {"error": error}, {}).to_dict()
     assert (result["kind"], result["source"], result["text"], result["raw"]) == (
         "refusal", "filter", "Input data may contain inappropriate content.", "http=400/data_inspection_failed")
+
+
+def _http_error(kind: str, raw: str, reason: str, status: int, message: str | None) -> dict[str, object]:
+    """The whole ``to_dict()`` of an HTTP error kind with no retry delay and no provider details."""
+    expected: dict[str, object] = {
+        "kind": kind, "raw": raw, "calls": [], "text": None, "usage": None, "raw_usage": None, "response_id": None,
+        "model": None, "reason": reason, "http_status": status, "message": message}
+    if kind == "retryable_error":
+        expected["retry_after_s"] = None
+    return expected
+
+
+@pytest.mark.parametrize(("status", "body", "expected"), [
+    # No error object, or one that is not an object: the status alone, no message.
+    (500, {}, _http_error("retryable_error", "http=500", "server_error", 500, None)),
+    (500, {"error": "boom"}, _http_error("retryable_error", "http=500", "server_error", 500, None)),
+    (401, None, _http_error("fatal_error", "http=401", "auth", 401, None)),
+    (404, [{"error": {"code": "model_not_found"}}], _http_error("fatal_error", "http=404", "not_found", 404, None)),
+    # A code or type that is not a non-empty string names nothing: raw falls back to the next label or the status.
+    (400, {"error": {"code": 5, "type": "invalid_request_error", "message": "bad"}},
+     _http_error("fatal_error", "http=400/invalid_request_error", "invalid_request", 400, "bad")),
+    (400, {"error": {"code": 5, "type": ["x"], "message": "bad"}},
+     _http_error("fatal_error", "http=400", "invalid_request", 400, "bad")),
+    (400, {"error": {"code": "", "type": "", "message": ""}},
+     _http_error("fatal_error", "http=400", "invalid_request", 400, None)),
+    # A message that is not a string is none (and never read for an overflow phrase).
+    (400, {"error": {"code": None, "type": "invalid_request_error", "message": ["maximum context length"]}},
+     _http_error("fatal_error", "http=400/invalid_request_error", "invalid_request", 400, None)),
+    # A text (non-JSON) body is the message, stripped.
+    (502, "\n <html>Bad gateway</html> \n", _http_error("retryable_error", "http=502", "server_error", 502,
+                                                         "<html>Bad gateway</html>")),
+])
+def test_classify_error_of_hostile_bodies_gives_the_whole_expected_result(
+        status: int, body: object, expected: dict[str, object]) -> None:
+    from conformance.providers.openai_common.errors import classify_error
+
+    assert classify_error(status, body, {}).to_dict() == expected
+
+
+def test_a_long_text_error_body_is_cut_to_500_characters() -> None:
+    from conformance.providers.openai_common.errors import classify_error
+
+    body = "  " + "A" * 500 + "B" * 100 + "\n"
+    assert classify_error(503, body, {}).to_dict() == _http_error("retryable_error", "http=503", "overloaded", 503,
+                                                                  "A" * 500)

@@ -161,3 +161,81 @@ def test_chat_stream_error_with_a_400_status_and_an_overflow_message_is_a_contex
     result = _chat_stream_ending_in_error(
         {"message": "This model's maximum context length is 32768 tokens.", "status_code": 400}).response.to_dict()
     assert (result["kind"], result["reason"]) == ("fatal_error", "context_window")
+
+
+def _stream_error(kind: str, raw: str, reason: str, message: str | None,
+                  provider_details: dict[str, object] | None = None) -> dict[str, object]:
+    """The whole ``to_dict()`` of a Chat stream error frame: no HTTP status, no retry delay, no identity."""
+    expected: dict[str, object] = {
+        "kind": kind, "raw": raw, "calls": [], "text": None, "usage": None, "raw_usage": None, "response_id": None,
+        "model": None, "reason": reason, "http_status": None, "message": message}
+    if kind == "retryable_error":
+        expected["retry_after_s"] = None
+    if provider_details is not None:
+        expected["provider_details"] = provider_details
+    return expected
+
+
+@pytest.mark.parametrize(("error", "expected"), [
+    # Nothing to go on: a retryable server error named only "stream error".
+    (None, _stream_error("retryable_error", "stream error", "server_error", None)),
+    ([{"code": "rate_limit_exceeded"}], _stream_error("retryable_error", "stream error", "server_error", None)),
+    (503, _stream_error("retryable_error", "stream error", "server_error", None)),
+    ({}, _stream_error("retryable_error", "stream error", "server_error", None)),
+    ("upstream went away", _stream_error("retryable_error", "stream error", "server_error", "upstream went away")),
+    ({"code": "", "type": "", "message": ""}, _stream_error("retryable_error", "stream error", "server_error", None)),
+    # The status, from status_code (Groq) or an integer code (OpenRouter), decides as the HTTP status would, and
+    # is kept in provider_details.
+    ({"status_code": 503, "message": "Service unavailable"},
+     _stream_error("retryable_error", "stream error=503", "overloaded", "Service unavailable", {"status_code": 503})),
+    ({"code": 429, "message": "Rate limit exceeded"},
+     _stream_error("retryable_error", "stream error=429", "rate_limit", "Rate limit exceeded", {"status_code": 429})),
+    ({"status_code": 400, "message": "messages: field required"},
+     _stream_error("fatal_error", "stream error=400", "invalid_request", "messages: field required",
+                   {"status_code": 400})),
+    ({"status_code": 599, "message": "edge"},
+     _stream_error("retryable_error", "stream error=599", "server_error", "edge", {"status_code": 599})),
+    ({"status_code": 400, "type": "invalid_request_error", "message": "bad"},
+     _stream_error("fatal_error", "stream error=invalid_request_error", "invalid_request", "bad",
+                   {"status_code": 400})),
+    # Not an HTTP error status (out of 400..599, a bool, a string): nothing to go on.
+    ({"status_code": 600, "message": "edge"}, _stream_error("retryable_error", "stream error", "server_error", "edge")),
+    ({"status_code": 399, "message": "edge"}, _stream_error("retryable_error", "stream error", "server_error", "edge")),
+    ({"status_code": True, "message": "edge"},
+     _stream_error("retryable_error", "stream error", "server_error", "edge")),
+    ({"status_code": "429", "message": "edge"},
+     _stream_error("retryable_error", "stream error", "server_error", "edge")),
+    # Without a status, a known type stands for its status; the frame carried none, so none is kept.
+    ({"type": "rate_limit_error", "message": "slow down"},
+     _stream_error("retryable_error", "stream error=rate_limit_error", "rate_limit", "slow down")),
+    ({"type": "BadRequestError", "message": "bad"},
+     _stream_error("fatal_error", "stream error=BadRequestError", "invalid_request", "bad")),
+    # Without a status or a known type, a known code decides.
+    ({"code": "insufficient_quota", "message": "You exceeded your current quota."},
+     _stream_error("fatal_error", "stream error=insufficient_quota", "quota", "You exceeded your current quota.")),
+    ({"type": "server_error", "message": "oops"},
+     _stream_error("retryable_error", "stream error=server_error", "server_error", "oops")),
+])
+def test_chat_classify_stream_error_of_hostile_frames_gives_the_whole_expected_result(
+        error: object, expected: dict[str, object]) -> None:
+    from conformance.providers.openai_common.errors import classify_stream_error
+
+    assert classify_stream_error(error).to_dict() == expected
+
+
+@pytest.mark.parametrize(("error", "detail", "provider_details"), [
+    ({"code": "tool_use_failed", "message": "Failed to call a function.", "failed_generation": "get_order("},
+     "Failed to call a function.", {"failed_generation": "get_order("}),
+    ({"code": "tool_use_failed", "status_code": 400}, "the server rejected the model's tool call (tool_use_failed)",
+     None),
+])
+def test_chat_stream_error_for_a_rejected_tool_call_is_an_invalid_tool_call(
+        error: dict[str, object], detail: str, provider_details: dict[str, object] | None) -> None:
+    from conformance.providers.openai_common.errors import classify_stream_error
+
+    expected: dict[str, object] = {
+        "kind": "invalid_tool_call", "raw": "stream error=tool_use_failed", "calls": [], "text": None, "usage": None,
+        "raw_usage": None, "response_id": None, "model": None, "detail": detail, "undeclared_tool": False}
+    if provider_details is not None:
+        expected["provider_details"] = provider_details
+    assert classify_stream_error(error).to_dict() == expected
