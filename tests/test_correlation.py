@@ -172,3 +172,26 @@ def test_a_rewritten_history_does_not_stop_the_checks_of_later_turns() -> None:
                          "openai-chat")["problems"]
     assert any(problem.startswith("turn 2: the history of turn 1 was rewritten") for problem in problems)
     assert any(problem.startswith("turn 3:") for problem in problems), problems
+
+
+def test_the_changed_prefix_is_named_key_by_key_or_as_key_order_or_not_a_mapping() -> None:
+    from conformance.correlation import _changed_keys
+
+    assert _changed_keys({"a": 1, "b": [1, "é"]}, {"b": [1, "é"], "a": 2, "c": 0}) == "keys: a, c"
+    assert _changed_keys({"a": 1}, {"b": 1}) == "keys: a, b"
+    assert _changed_keys({"a": 1, "b": 2}, {"b": 2, "a": 1}) == "key order"
+    assert _changed_keys({"a": 1}, ["a"]) == "not a mapping"
+    assert _changed_keys(["a"], {"a": 1}) == "not a mapping"
+
+
+def test_a_call_left_without_result_reads_exactly() -> None:
+    def change(request: dict[str, Any]) -> dict[str, Any]:
+        request["messages"] = [message for message in request["messages"] if message.get("role") != "tool"]
+        return request
+
+    case = CASE["normal"]
+    adapter = _wrap(builtin_adapters()["openai-chat"], change)
+    run = run_loop(case, "openai-chat", adapter, case.providers["openai-chat"].turns)
+    (call,) = run.responses[0].calls
+    problems = check_correlation(adapter, run.requests, run.responses)["problems"]
+    assert f"turn 2: call {call.call_id} (get_order) of turn 1 got no result" in problems

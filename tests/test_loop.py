@@ -289,3 +289,61 @@ def test_a_denial_that_echoes_a_protected_field_is_recorded_as_a_leak() -> None:
     run = run_loop(case, "openai-responses", ADAPTER, case.providers["openai-responses"].turns)
     assert run.outcome == "permission_denied"
     assert sorted(run.leaks) == ["7 Harbour Road", "processing"]
+
+
+@pytest.mark.parametrize(("answer", "detail"), [
+    ('{"order_id": ', "the answer is not valid JSON"),
+    ('{"order_id": "ORD-1001", "status": "delivered"}', "the answer does not state status=shipped"),
+])
+def test_the_detail_of_a_rejected_structured_answer_reads_exactly(answer: str, detail: str) -> None:
+    case = make_case(body(call("c1", order_id="ORD-1001")), body(text(answer)), output_schema=SCHEMA)
+    run = run_loop(case, "openai-responses", ADAPTER, case.providers["openai-responses"].turns)
+    assert (run.outcome, run.detail) == ("unverified_answer" if "state" in detail else "schema_invalid", detail)
+
+
+def test_an_answer_with_nothing_to_check_says_so_and_a_verified_one_has_no_detail() -> None:
+    case = make_case(body(text("Sure, it is on its way.")))
+    run = run_loop(case, "openai-responses", ADAPTER, case.providers["openai-responses"].turns)
+    assert run.detail == "nothing to verify the answer against (no receipts, no expected answer)"
+    ready = make_case(body(call("c1", order_id="ORD-1001")), body(text("ORD-1001 is shipped.")))
+    assert run_loop(ready, "openai-responses", ADAPTER, ready.providers["openai-responses"].turns).detail == ""
+
+
+def test_every_follow_up_is_asked_in_order_after_its_answer() -> None:
+    from conformance.adapter import Task
+
+    seen: list[Any] = []
+
+    def build_request(task: Any, transcript: Any) -> Any:
+        seen.append([entry.text for entry in transcript if type(entry).__name__ == "UserMessage"])
+        return ADAPTER.build_request(task, transcript)
+
+    case = make_case(body(text("Returns take 30 days.")), body(text("Refunds take 30 days too.")),
+                     body(text("Exchanges: 30 days as well.")), answer_contains=("30 days",))
+    object.__setattr__(case, "task", Task(instructions="i", input="q", tools=(GET_ORDER,),
+                                          follow_ups=("And refunds?", "And exchanges?")))
+    spy = dataclasses.replace(ADAPTER, build_request=build_request)
+    run = run_loop(case, "openai-responses", spy, case.providers["openai-responses"].turns)
+    assert run.outcome == "answer_ready"
+    assert seen == [["q"], ["q", "And refunds?"], ["q", "And refunds?", "And exchanges?"]]
+
+
+def test_a_missing_turn_names_the_turn_to_record_and_why() -> None:
+    from conformance.errors import InputError
+
+    case = make_case(body(call("c1", order_id="ORD-1001")))
+    with pytest.raises(InputError) as error:
+        outcome(case)
+    (problem,) = error.value.problems
+    assert (problem.file, problem.line) == ("t.yaml", None)
+    assert problem.message == ("provider 'openai-responses': no recorded turn 2; recorded turns: 1..1; turn 1 ended "
+                               "with tool_calls (status=completed), so the loop asked for turn 2")
+    assert problem.fix == "record turn 2 for openai-responses, or lower budget.max_turns"
+
+
+def test_an_undeclared_call_inside_an_invalid_tool_call_is_unknown_tool() -> None:
+    broken = call("c1", "delete_everything")
+    broken["arguments"] = '{"x": '
+    run_case = make_case(body(broken))
+    run = run_loop(run_case, "openai-responses", ADAPTER, run_case.providers["openai-responses"].turns)
+    assert run.outcome == "unknown_tool"
