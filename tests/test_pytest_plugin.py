@@ -3,7 +3,6 @@ the cases, adapter exceptions with their traceback, required providers, no state
 
 from __future__ import annotations
 
-import gc
 import json
 import shutil
 import sys
