@@ -594,3 +594,31 @@ def test_malformed_tool_use_keeps_the_calls_bedrock_did_parse() -> None:
     assert (result.kind, result.raw) == ("invalid_tool_call", "stopReason=malformed_tool_use")
     assert [(call.call_id, call.name, call.parsed_arguments) for call in result.calls] == [
         ("tooluse_kZJMlvQmRJ6eAyJE5GIl7Q", "get_order", {"order_id": "ORD-1001"})]
+
+
+def _shown(response: Any) -> dict[str, Any]:
+    return {key: value for key, value in response.to_dict().items() if value not in (None, [], {}, "")}
+
+
+def _message(*blocks: Any) -> dict[str, Any]:
+    return {"output": {"message": {"role": "assistant", "content": list(blocks)}}, "stopReason": "end_turn"}
+
+
+@pytest.mark.parametrize(("body", "expected"), [
+    ([], {"raw": "body=list", "raw_type": "body of type list"}),
+    ({"output": {"message": {"role": "assistant", "content": "x"}}, "stopReason": "end_turn"},
+     {"raw": "stopReason=end_turn", "raw_type": "output.message without a content list"}),
+    (_message({"text": "a", "x": 1}, {"text": "Paris."}),
+     {"raw": "output.message.content[0]",
+      "raw_type": "content block that is not a one-member object at output.message.content[0]"}),
+    (_message({"toolUse": "x"}, {"text": "Paris."}),
+     {"raw": "output.message.content[0].toolUse", "raw_type": "toolUse block holding a str"}),
+    (_message({"text": "Paris."}, {"citationsContent": {"content": "x"}}),
+     {"raw": "output.message.content[1].citationsContent.content",
+      "raw_type": "citationsContent without a content list"}),
+    (_message({"citationsContent": {"content": [{"x": 1}]}}),
+     {"raw": "output.message.content[0].citationsContent.content",
+      "raw_type": "citationsContent content item without text"}),
+])
+def test_a_malformed_body_or_block_is_unsupported_naming_where(body: Any, expected: dict[str, Any]) -> None:
+    assert _shown(classify_body(body)) == {"kind": "unsupported", **expected}

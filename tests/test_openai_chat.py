@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from conformance.adapter import ModelTurn, Task, ToolResult, ToolResults, UserMessage
@@ -340,3 +342,35 @@ def test_a_rejected_tool_call_error_is_an_invalid_tool_call_with_its_generation(
     if provider_details is not None:
         expected["provider_details"] = provider_details
     assert classify_error(400, {"error": error}, {}).to_dict() == expected
+
+
+def _shown(response: Any) -> dict[str, Any]:
+    return {key: value for key, value in response.to_dict().items() if value not in (None, [], {}, "")}
+
+
+_IDENTITY = {"response_id": "c1", "model": "m"}
+
+
+@pytest.mark.parametrize(("body", "expected"), [
+    ("x", {"kind": "unsupported", "raw": "body=str", "raw_type": "body of type str"}),
+    ({"id": "c1", "model": "m", "choices": []},
+     {"kind": "unsupported", "raw": "choices", "raw_type": "a body without choices[0]", **_IDENTITY}),
+    ({"id": "c1", "model": "m", "choices": ["x"]},
+     {"kind": "unsupported", "raw": "choices", "raw_type": "a body without choices[0]", **_IDENTITY}),
+    ({"id": "c1", "model": "m", "choices": [{"index": 0, "finish_reason": "stop"}]},
+     {"kind": "unsupported", "raw": "choices[0].message", "raw_type": "a choice without a message", **_IDENTITY}),
+    ({"id": "c1", "model": "m", "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+        "role": "assistant", "content": None, "tool_calls": "x"}}]},
+     {"kind": "unsupported", "raw": "finish_reason=tool_calls", "raw_type": "message.tool_calls is not a list",
+      **_IDENTITY}),
+    ({"id": "c1", "model": "m", "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+        "role": "assistant", "content": None, "tool_calls": [
+            {"id": "x", "type": "function", "custom": {"name": "a", "input": "{}"}}]}}]},
+     {"kind": "unsupported", "raw": "finish_reason=tool_calls", "raw_type": "tool_calls[0].type=function",
+      **_IDENTITY}),
+    ({"id": "c1", "model": "m", "choices": [{"index": 0, "finish_reason": "stop", "message": {
+        "role": "assistant", "content": "hi", "tool_calls": None}}]},
+     {"kind": "text", "raw": "finish_reason=stop", "text": "hi", **_IDENTITY}),
+])
+def test_a_malformed_body_choice_or_call_list_is_unsupported_naming_what(body: Any, expected: dict[str, Any]) -> None:
+    assert _shown(classify_body(body)) == expected
