@@ -1,5 +1,10 @@
 """Test-session setup. The conformance plugin itself is an installed pytest11 entry point (pyproject.toml) that
-collects cases/ because ``conformance_cases`` names it; pytester drives the plugin's own tests."""
+collects cases/ because ``conformance_cases`` names it; pytester drives the plugin's own tests; a guard keeps
+every test on loopback."""
+
+import os
+import socket
+from typing import Any
 
 pytest_plugins = ["pytester"]
 
@@ -16,3 +21,40 @@ def pytest_make_parametrize_id(config: object, val: object, argname: str) -> str
 
 def _plain(char: str) -> bool:
     return char.isascii() and char.isprintable() and char != "\\"
+
+
+# ---- Offline means loopback only ----------------------------------------------------------------------------------
+
+_LOOPBACK = ("127.", "::1", "localhost", "0:0:0:0:0:0:0:1")
+
+
+def _loopback(host: object) -> bool:
+    return isinstance(host, str) and (host.startswith(_LOOPBACK) or host == "")
+
+
+def _guarded_connect(original: Any) -> Any:
+    def connect(self: socket.socket, address: Any, *rest: Any) -> Any:
+        if self.family in (socket.AF_INET, socket.AF_INET6) and not _loopback(address[0]):
+            raise NetworkBlocked(f"test tried to connect to {address[0]}: tests may reach loopback only")
+        return original(self, address, *rest)
+    return connect
+
+
+class NetworkBlocked(RuntimeError):
+    """A test reached for a host other than 127.0.0.1/::1."""
+
+
+def pytest_configure(config: Any) -> None:
+    """Every test process (xdist workers included) refuses to resolve or connect beyond loopback; subprocesses
+    that could fetch (pip) are started with ``PIP_NO_INDEX``."""
+    original_getaddrinfo = socket.getaddrinfo
+
+    def getaddrinfo(host: Any, *rest: Any, **options: Any) -> Any:
+        if host is not None and not _loopback(host if isinstance(host, str) else host.decode("ascii", "replace")):
+            raise NetworkBlocked(f"test tried to resolve {host!r}: tests may reach loopback only")
+        return original_getaddrinfo(host, *rest, **options)
+
+    socket.getaddrinfo = getaddrinfo  # type: ignore[assignment]
+    socket.socket.connect = _guarded_connect(socket.socket.connect)  # type: ignore[method-assign]
+    socket.socket.connect_ex = _guarded_connect(socket.socket.connect_ex)  # type: ignore[method-assign]
+    os.environ["PIP_NO_INDEX"] = "1"

@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import sysconfig
 import zipfile
 from pathlib import Path
 
@@ -36,18 +37,27 @@ def _run(*command: str, cwd: Path, env: dict[str, str], timeout: float = 600) ->
 def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
     """A fresh virtual environment with the wheel (and its dependencies) installed, and its environment."""
     base = tmp_path_factory.mktemp("wheel")
-    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(base / "dist"),
-                            str(ROOT)], capture_output=True, text=True, timeout=600, check=False)
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTEST_ADDOPTS", "PYTEST_PLUGINS")}
+    env["PIP_NO_INDEX"] = "1"  # offline: pip may not reach any index
+    built = _run(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w",
+                 str(base / "dist"), str(ROOT), cwd=base, env=env)
     assert built.returncode == 0, built.stderr[-3000:]
     (wheel,) = (base / "dist").glob("conformance-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert {name.split("/")[0] for name in names} == {"conformance", "-".join(wheel.name.split("-")[:2]) + ".dist-info"}
     subprocess.run([sys.executable, "-m", "venv", str(base / "venv")], check=True, timeout=300)
-    env = {key: value for key, value in os.environ.items()
-           if key not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTEST_ADDOPTS", "PYTEST_PLUGINS")}
+    # The dependencies come from this environment's site-packages, named by a path line (its .pth files, the
+    # editable install's among them, are not read): only the wheel itself is installed, with no index.
+    (site,) = (base / "venv/lib").glob("python3*/site-packages")
+    (site / "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     env["PATH"] = f"{base / 'venv/bin'}{os.pathsep}{env.get('PATH', '')}"
-    pip = _run(str(base / "venv/bin/python"), "-m", "pip", "install", "-q", str(wheel), cwd=base, env=env)
+    pip = _run(str(base / "venv/bin/python"), "-m", "pip", "install", "-q", "--no-deps", str(wheel), cwd=base,
+               env=env)
     assert pip.returncode == 0, pip.stderr[-3000:]
+    located = _run(str(base / "venv/bin/python"), "-c", "import conformance; print(conformance.__file__)", cwd=base,
+                   env=env)
+    assert located.stdout.startswith(str(site)), located.stdout  # the wheel's copy, not this checkout
     return base / "venv/bin", env
 
 
@@ -75,7 +85,7 @@ def test_init_then_pytest_snapshots_and_a_user_adapter(installed: tuple[Path, di
                                                        repository: Path) -> None:
     bin_dir, env = installed
     assert _run(str(bin_dir / "conformance"), "init", cwd=repository, env=env).returncode == 0
-    first = _run(str(bin_dir / "pytest"), "-q", cwd=repository, env=env)
+    first = _run(str(bin_dir / "python"), "-m", "pytest", "-q", cwd=repository, env=env)
     assert first.returncode == 0 and "12 passed" in first.stdout, first.stdout[-3000:]
 
     user = _run(str(bin_dir / "conformance"), "run", "--cases", "cases", "--adapter", "providers.llm:ADAPTER",
@@ -90,16 +100,16 @@ def test_init_then_pytest_snapshots_and_a_user_adapter(installed: tuple[Path, di
     body["usage"]["completion_tokens"] += 7
     body["usage"]["total_tokens"] += 7
     fixture.write_text(json.dumps(body))
-    changed = _run(str(bin_dir / "pytest"), "-q", "-k", "app-openai-chat-body", cwd=repository, env=env)
+    changed = _run(str(bin_dir / "python"), "-m", "pytest", "-q", "-k", "app-openai-chat-body", cwd=repository, env=env)
     assert changed.returncode == 1
     assert "turn 2 › usage › output_tokens:" in changed.stdout, changed.stdout[-3000:]
-    accepted = _run(str(bin_dir / "pytest"), "-q", "--snapshot-update", cwd=repository, env=env)
+    accepted = _run(str(bin_dir / "python"), "-m", "pytest", "-q", "--snapshot-update", cwd=repository, env=env)
     assert accepted.returncode == 0, accepted.stdout[-3000:]
-    assert _run(str(bin_dir / "pytest"), "-q", cwd=repository, env=env).returncode == 0
+    assert _run(str(bin_dir / "python"), "-m", "pytest", "-q", cwd=repository, env=env).returncode == 0
 
     (repository / "conformance_adapter.py").write_text(BROKEN_ADAPTER)
-    broken = _run(str(bin_dir / "pytest"), "-q", "-k", "app-openai-chat-body", "--tb=short", cwd=repository,
-                  env=env)
+    broken = _run(str(bin_dir / "python"), "-m", "pytest", "-q", "-k", "app-openai-chat-body", "--tb=short",
+                  cwd=repository, env=env)
     assert broken.returncode == 1
     assert 'return body["choices"][0]["no_such_field"]' in broken.stdout, broken.stdout[-3000:]
     assert "conformance: case example [app-openai-chat, body], turn 1 (reading the response)" in broken.stdout

@@ -4,7 +4,6 @@ own callable, each giving receipts the answer check and the refusal rules use.""
 from __future__ import annotations
 
 import shutil
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +81,18 @@ def quote(arguments, principal):
 """
 
 
+CASE_HEAD = """\
+id: c
+scenario: c
+title: c
+proves: c
+task: {instructions: i, input: q, tools: [find_orders]}
+principal: {tenant: shop-a, user: u-100}
+budget: {max_turns: 3, max_tool_calls: 3}
+expect: {outcome: answer_ready}
+"""
+
+
 @pytest.fixture
 def world(tmp_path: Path) -> World:
     (tmp_path / "world.yaml").write_text(WORLD_YAML)
@@ -92,17 +103,8 @@ def world(tmp_path: Path) -> World:
 def _load(root: Path, case_yaml: str | None = None) -> Any:
     case = root / "c"
     case.mkdir(exist_ok=True)
-    (case / "case.yaml").write_text(case_yaml or textwrap.dedent("""\
-        id: c
-        scenario: c
-        title: c
-        proves: c
-        task: {instructions: i, input: q, tools: [find_orders]}
-        principal: {tenant: shop-a, user: u-100}
-        budget: {max_turns: 3, max_tool_calls: 3}
-        expect: {outcome: answer_ready}
-        providers: {openai-responses: {turns: [{status: 200, inline: {}}]}}
-        """))
+    (case / "case.yaml").write_text(case_yaml or CASE_HEAD + "providers: {openai-responses: {turns: [{status: 200, "
+                                                             "inline: {}}]}}\n")
     return load_cases([root])[0]
 
 
@@ -206,16 +208,7 @@ def test_a_search_answer_must_state_every_record_found(tmp_path: Path, answer: s
     turns = [_responses_body(_call("find_orders", status="shipped")), _responses_body(_text(answer))]
     body = "providers: {openai-responses: {turns: [" + ", ".join(
         f"{{status: 200, inline: {json.dumps(turn)}}}" for turn in turns) + "]}}\n"
-    case = _load(tmp_path, textwrap.dedent("""\
-        id: c
-        scenario: c
-        title: c
-        proves: c
-        task: {instructions: i, input: q, tools: [find_orders]}
-        principal: {tenant: shop-a, user: u-100}
-        budget: {max_turns: 3, max_tool_calls: 3}
-        expect: {outcome: answer_ready}
-        """) + body)
+    case = _load(tmp_path, CASE_HEAD + body)
     run = run_loop(case, "openai-responses", ADAPTER, case.providers["openai-responses"].turns)
     assert run.outcome == outcome, run.detail
     assert run.receipts[0]["evidence_records"][2] == {"order_id": "ORD-5", "status": "shipped"}
