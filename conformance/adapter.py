@@ -8,10 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
 from conformance.stream import StreamResult
 from conformance.types import ModelResponse, ToolCall
+
+ToolChoice = Literal["auto", "none", "required", "tool"]
+"""The neutral tool choices of ``Task.tool_choice``."""
+TOOL_CHOICES: tuple[ToolChoice, ...] = get_args(ToolChoice)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -42,7 +46,7 @@ class Task:
     """The name some vendors require beside an output schema."""
     max_output_tokens: int = 1024
     """The output token cap sent to the vendor."""
-    tool_choice: str = "auto"
+    tool_choice: ToolChoice = "auto"
     """``auto``, ``none``, ``required`` or ``tool`` (then ``tool_name`` names the forced tool)."""
     tool_name: str | None = None
     """The forced tool when ``tool_choice`` is ``tool``."""
@@ -89,8 +93,66 @@ TranscriptEntry = UserMessage | ModelTurn | ToolResults
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SentTool:
+    """A tool as a request offers it, read back into neutral form."""
+
+    name: str
+    parameters: Any
+    """The parameter schema as JSON Schema, after undoing any documented vendor transformation."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SentPrefix:
+    """What the static prefix of a request carries, each read from the vendor's own slot (docs/contract.md,
+    "Requests"). A value the request does not send is None."""
+
+    instructions: str | None
+    """The text of the system/developer slot (Responses ``instructions``, a Chat ``system`` message, Messages and
+    Converse ``system``, Gemini ``systemInstruction``)."""
+    tools: tuple[SentTool, ...]
+    """The tools offered, in order."""
+    tool_choice: ToolChoice | None
+    """The tool choice the vendor will apply (its documented default when the request leaves it out)."""
+    forced_tool: str | None
+    """The one tool a ``tool`` choice forces."""
+    output_schema: Any
+    """The JSON Schema sent in the vendor's structured-output slot, parsed when the vendor wants a string."""
+    max_output_tokens: int | None
+    """The output token cap."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SentResult:
+    """One tool result as a request sends it."""
+
+    call_id: str | None
+    """The call id echoed, or None when the result carries none."""
+    name: str | None = None
+    """The tool name, when the vendor's result slot carries it."""
+    is_error: bool | None = None
+    """The vendor's error flag, or None when its result slot has none (Chat, Responses)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SentEntry:
+    """One entry of a request's conversation, read by the vendor's slots: a user message, a model turn re-sent, or
+    the results answering one model turn. A reader names anything else by what it is (e.g. ``"function"``
+    for a role the vendor does not use for results), so the engine can show it."""
+
+    role: str
+    """``user``, ``model`` or ``results``, or what the entry is when it is none of these."""
+    text: str | None = None
+    """A user entry's text."""
+    results: tuple[SentResult, ...] = ()
+    """A results entry's results, in order."""
+    signatures: tuple[str, ...] = ()
+    """A model entry's opaque reasoning signatures (encrypted reasoning, thinking signatures, thought
+    signatures), in order: what the vendor needs back to continue from its own reasoning."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RequestParts:
-    """An adapter's reading of one of its own requests, for the correlation checks."""
+    """An adapter's reading of one of its own requests, for the correlation and request checks."""
 
     prefix: Any
     """The static prefix (instructions, tools, tool choice, output schema): must not change."""
@@ -98,6 +160,9 @@ class RequestParts:
     """The conversation entries, in order: must only grow at the end."""
     results: Sequence[tuple[str | None, str | None]]
     """Every tool result in the history, in order, as (echoed call id or None, tool name or None)."""
+    sent: SentPrefix | None = None
+    """What the prefix carries, slot by slot; None when the adapter does not read it (those checks are then
+    reported as not checked)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -118,6 +183,9 @@ class Adapter:
     """A raw stream transcript, as byte chunks → the same kind a body gives, plus a stream summary."""
     description: str = ""
     """One line for listings: the API the adapter speaks."""
+    read_history: Callable[[Sequence[Any]], Sequence[SentEntry]] | None = None
+    """A list of the vendor's conversation entries (a request's history, or a response's ``output_items``) → the
+    neutral entries; None when the adapter does not read them (those checks are then reported as not checked)."""
 
 
 def request_history(request: Any, key: str) -> list[Any]:
@@ -129,3 +197,49 @@ def request_history(request: Any, key: str) -> list[Any]:
 def request_prefix(request: Any, key: str) -> dict[str, Any]:
     """Everything of a wire request but its conversation list: the part that must never change."""
     return {name: value for name, value in request.items() if name != key} if isinstance(request, Mapping) else {}
+
+
+def merged(entries: Iterable[SentEntry]) -> list[SentEntry]:
+    """Adjacent entries of one role as one entry: the results of a Chat or Responses turn travel as one message or
+    item each, but answer one model turn together; a model turn spread over several items is one turn."""
+    out: list[SentEntry] = []
+    for entry in entries:
+        last = out[-1] if out else None
+        if last is None or last.role != entry.role or entry.role not in ("user", "model", "results"):
+            out.append(entry)
+            continue
+        texts = [text for text in (last.text, entry.text) if text is not None]
+        out[-1] = SentEntry(role=entry.role, text="\n".join(texts) if texts else None,
+                            results=last.results + entry.results, signatures=last.signatures + entry.signatures)
+    return out
+
+
+def result_pairs(entries: Iterable[SentEntry]) -> list[tuple[str | None, str | None]]:
+    """Every result of a conversation, in order, as ``RequestParts.results`` wants them."""
+    return [(result.call_id, result.name) for entry in entries if entry.role == "results" for result in entry.results]
+
+
+def text_of(value: Any, key: str = "text") -> str | None:
+    """A slot's text: a string as is, or the ``key`` strings of a list of blocks or parts joined; None when the slot
+    holds no text."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        texts = [block[key] for block in value if isinstance(block, Mapping) and isinstance(block.get(key), str)]
+        return "".join(texts) if texts else None
+    return None
+
+
+def string_or_none(value: Any) -> str | None:
+    """``value`` when it is a string, else None (read back from a request that may be anything)."""
+    return value if isinstance(value, str) else None
+
+
+def int_or_none(value: Any) -> int | None:
+    """``value`` when it is an integer (not a bool), else None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def list_or_empty(value: Any) -> list[Any]:
+    """``value`` when it is a list, else [] (read back from a request that may be anything)."""
+    return value if isinstance(value, list) else []

@@ -30,6 +30,8 @@ class LoopRun:
     outcome: str = ""
     detail: str = ""
     requests: list[dict[str, Any]] = field(default_factory=list)
+    transcripts: list[tuple[TranscriptEntry, ...]] = field(default_factory=list)
+    """Per request, the transcript it was built from."""
     responses: list[ModelResponse] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
     statuses: list[int] = field(default_factory=list)
@@ -102,6 +104,7 @@ class _Loop:
         """Build turn ``index``'s request, then read the recorded response to it."""
         run = self.run
         run.turn, run.phase, run.fixture = index + 1, "building the request", ""
+        run.transcripts.append(tuple(self.transcript))
         run.requests.append(self.adapter.build_request(self.case.task, self.transcript))
         if index >= len(self.turns):
             raise InputError([_missing_turn(self.case, self.provider, index, run)])

@@ -12,6 +12,7 @@ from conformance.cases import Case, Expectation
 from conformance.correlation import check_correlation
 from conformance.errors import InputError
 from conformance.loop import LoopRun, run_loop
+from conformance.request_check import check_requests
 from conformance.sanitize import report_safe
 from conformance.types import USAGE_FIELDS, ModelResponse
 
@@ -63,8 +64,12 @@ def _run_case(case: Case, provider: str, adapter: Adapter, mode: str) -> tuple[d
     except Exception as error:  # noqa: BLE001 - a user's adapter must not take the whole run down
         return _error_row(row, run, error), error
     correlation = check_correlation(adapter, run.requests, run.responses)
+    requests, request_failures = check_requests(adapter, case.task, run.requests, run.transcripts)
     turns = [_turn_record(index, response, run) for index, response in enumerate(run.responses)]
+    for turn, request in zip(turns, requests, strict=False):
+        turn["request"] = request
     failures = _failures(expectation.outcome, expectation.turns, run, turns, correlation)
+    failures.extend(request_failures)
     failures.extend(_detail_failures(expectation, turns, total_usage(run.responses)))
     row.update(
         outcome=run.outcome,

@@ -2,7 +2,7 @@
 
 from conformance.adapter import Adapter
 from conformance.providers.anthropic_messages.errors import classify_error
-from conformance.providers.anthropic_messages.request import build_request, read_request
+from conformance.providers.anthropic_messages.request import build_request, read_history, read_request
 from conformance.providers.anthropic_messages.response import classify_body
 from conformance.providers.anthropic_messages.stream import assemble_stream
 
@@ -10,6 +10,7 @@ ADAPTER = Adapter(
     id="anthropic-messages",
     build_request=build_request,
     read_request=read_request,
+    read_history=read_history,
     classify_body=classify_body,
     classify_error=classify_error,
     assemble_stream=assemble_stream,

@@ -9,11 +9,22 @@ from typing import Any
 from conformance.adapter import (
     ModelTurn,
     RequestParts,
+    SentEntry,
+    SentPrefix,
+    SentResult,
+    SentTool,
     Task,
+    ToolChoice,
     TranscriptEntry,
     UserMessage,
+    int_or_none,
+    list_or_empty,
+    merged,
     request_history,
     request_prefix,
+    result_pairs,
+    string_or_none,
+    text_of,
 )
 
 
@@ -63,22 +74,75 @@ def _messages(entry: TranscriptEntry) -> list[Any]:
 
 
 def read_request(request: Mapping[str, Any]) -> RequestParts:
-    """A Anthropic Messages request this adapter built → its static prefix, history and echoed call ids."""
+    """A Messages request this adapter built → its static prefix, history, echoed call ids and what it sends."""
     history = request_history(request, "messages")
-    results: list[tuple[str | None, str | None]] = []
-    for message in history:
-        if not isinstance(message, dict) or message.get("role") != "user":
-            continue
-        content = message.get("content")
-        if not isinstance(content, list):
-            continue
-        results.extend(
-            (block.get("tool_use_id"), None)
-            for block in content
-            if isinstance(block, dict) and block.get("type") == "tool_result"
-        )
     return RequestParts(
         prefix=request_prefix(request, "messages"),
         history=history,
-        results=results,
+        results=result_pairs(read_history(history)),
+        sent=_sent(request) if isinstance(request, Mapping) else None,
     )
+
+
+# anthropic.types.ToolChoiceParam: auto | any | tool (with name) | none.
+CHOICES: dict[str, ToolChoice] = {"auto": "auto", "any": "required", "tool": "tool", "none": "none"}
+
+
+def _sent(request: Mapping[str, Any]) -> SentPrefix:
+    tools = request.get("tools")
+    offered = tuple(SentTool(name=tool["name"], parameters=tool.get("input_schema")) for tool in list_or_empty(tools)
+                    if isinstance(tool, dict) and isinstance(tool.get("name"), str))
+    # Without `tool_choice` the API applies `auto` (docs.anthropic.com, "Tool use": "Forcing tool use").
+    choice = request.get("tool_choice", {"type": "auto"} if offered else None)
+    kind = choice.get("type") if isinstance(choice, dict) else None
+    config = request.get("output_config")
+    form = config.get("format") if isinstance(config, dict) else None
+    return SentPrefix(
+        instructions=text_of(request.get("system")),
+        tools=offered,
+        tool_choice=CHOICES.get(kind) if isinstance(kind, str) else None,
+        forced_tool=string_or_none(choice.get("name")) if kind == "tool" and isinstance(choice, dict) else None,
+        output_schema=form.get("schema") if isinstance(form, dict) and form.get("type") == "json_schema" else None,
+        max_output_tokens=int_or_none(request.get("max_tokens")),
+    )
+
+
+def read_history(messages: Sequence[Any]) -> list[SentEntry]:
+    """Messages → neutral entries, block by block in order: a user message's text, its ``tool_result`` blocks (a
+    result before its text, as the API requires, reads results → user), and assistant messages, whose
+    ``thinking`` signatures and ``redacted_thinking`` data are what the API needs back."""
+    entries: list[SentEntry] = []
+    for message in messages:
+        role = message.get("role") if isinstance(message, dict) else None
+        content = message.get("content") if isinstance(message, dict) else None
+        if role == "assistant":
+            entries.append(SentEntry(role="model", signatures=_signatures(content)))
+        elif role == "user" and isinstance(content, str):
+            entries.append(SentEntry(role="user", text=content))
+        elif role == "user" and isinstance(content, list):
+            # Entries of one message are not merged with the message before: two results messages stay two.
+            entries.append(SentEntry(role="message break"))
+            entries.extend(_user_block(block) for block in content)
+        else:
+            entries.append(SentEntry(role=f"{role} message" if isinstance(role, str) else "not a message"))
+    return [entry for entry in merged(entries) if entry.role != "message break"]
+
+
+def _user_block(block: Any) -> SentEntry:
+    if isinstance(block, dict) and block.get("type") == "tool_result":
+        return SentEntry(role="results", results=(
+            SentResult(call_id=string_or_none(block.get("tool_use_id")), is_error=block.get("is_error") is True),))
+    if isinstance(block, dict) and block.get("type") == "text":
+        return SentEntry(role="user", text=string_or_none(block.get("text")))
+    return SentEntry(role=f"{block.get('type')} block" if isinstance(block, dict) else "not a block")
+
+
+# The field of each reasoning block the API needs back unchanged (anthropic.types.ThinkingBlockParam,
+# RedactedThinkingBlockParam).
+SIGNED_BLOCKS = {"thinking": "signature", "redacted_thinking": "data"}
+
+
+def _signatures(content: Any) -> tuple[str, ...]:
+    blocks = [block for block in (content if isinstance(content, list) else []) if isinstance(block, dict)]
+    values = [block.get(SIGNED_BLOCKS[block["type"]]) for block in blocks if block.get("type") in SIGNED_BLOCKS]
+    return tuple(value for value in values if isinstance(value, str))

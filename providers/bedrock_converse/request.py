@@ -2,18 +2,30 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from conformance.adapter import (
     ModelTurn,
     RequestParts,
+    SentEntry,
+    SentPrefix,
+    SentResult,
+    SentTool,
     Task,
+    ToolChoice,
     ToolResults,
     TranscriptEntry,
     UserMessage,
+    int_or_none,
+    list_or_empty,
+    merged,
     request_history,
     request_prefix,
+    result_pairs,
+    string_or_none,
+    text_of,
 )
 from conformance.calls import compact_json
 
@@ -103,23 +115,91 @@ def _tool_results(entry: ToolResults) -> dict[str, Any]:
 
 
 def read_request(request: Mapping[str, Any]) -> RequestParts:
-    """A Bedrock Converse request this adapter built → its static prefix, history and echoed call ids."""
+    """A Bedrock Converse request this adapter built → its static prefix, history, echoed call ids and what it
+    sends."""
     history = request_history(request, "messages")
     return RequestParts(
         prefix=request_prefix(request, "messages"),
         history=history,
-        results=[(block["toolResult"].get("toolUseId"), None) for block in _user_blocks(history)
-                 if isinstance(block.get("toolResult"), Mapping)],
+        results=result_pairs(read_history(history)),
+        sent=_sent(request) if isinstance(request, Mapping) else None,
     )
 
 
-def _user_blocks(history: Sequence[Any]) -> list[Mapping[str, Any]]:
-    # Only user messages carry our results; a replayed assistant message may hold the toolResult of a
-    # server-executed tool (`type: server_tool_use`), which answers no client call.
-    return [
-        block
-        for message in history
-        if isinstance(message, dict) and message.get("role") == "user" and isinstance(message.get("content"), list)
-        for block in message["content"]
-        if isinstance(block, dict)
-    ]
+def _sent(request: Mapping[str, Any]) -> SentPrefix:
+    config = request.get("toolConfig")
+    config = config if isinstance(config, dict) else {}
+    specs = [tool["toolSpec"] for tool in list_or_empty(config.get("tools"))
+             if isinstance(tool, dict) and isinstance(tool.get("toolSpec"), dict)]
+    offered = tuple(SentTool(name=spec["name"], parameters=spec["inputSchema"].get("json")) for spec in specs
+                    if isinstance(spec.get("name"), str) and isinstance(spec.get("inputSchema"), dict))
+    choice = config.get("toolChoice", {"auto": {}})  # left out, Converse applies `auto` (service model ToolChoice)
+    member = next(iter(choice), None) if isinstance(choice, dict) and len(choice) == 1 else None
+    forced = choice.get("tool") if member == "tool" and isinstance(choice, dict) else None
+    inference = request.get("inferenceConfig")
+    return SentPrefix(
+        instructions=text_of(request.get("system")),
+        tools=offered,
+        tool_choice=CHOICE_MEMBERS.get(member) if offered and isinstance(member, str) else None,
+        forced_tool=string_or_none(forced.get("name")) if isinstance(forced, dict) else None,
+        output_schema=_output_schema(request.get("outputConfig")),
+        max_output_tokens=int_or_none(inference.get("maxTokens")) if isinstance(inference, dict) else None,
+    )
+
+
+# The member of `toolChoice` → the neutral choice (service model ToolChoice: auto | any | tool).
+CHOICE_MEMBERS: dict[str, ToolChoice] = {"auto": "auto", "any": "required", "tool": "tool"}
+
+
+def _output_schema(config: Any) -> Any:
+    path = ("textFormat", "structure", "jsonSchema", "schema")
+    for key in path:
+        config = config.get(key) if isinstance(config, dict) else None
+    if not isinstance(config, str):
+        return config
+    try:
+        return json.loads(config)  # sent as a JSON string (service model JsonSchemaDefinition)
+    except ValueError:
+        return config
+
+
+def read_history(messages: Sequence[Any]) -> list[SentEntry]:
+    """Messages → neutral entries: user text, assistant messages (a ``reasoningContent`` block's signature or
+    redacted content is what Converse needs back), and user ``toolResult`` blocks as results (``status: error``
+    marks a failure)."""
+    entries: list[SentEntry] = []
+    for message in messages:
+        role = message.get("role") if isinstance(message, dict) else None
+        blocks = [block for block in list_or_empty(message.get("content")) if isinstance(block, dict)] if isinstance(
+            message, dict) else []
+        if role == "assistant":
+            entries.append(SentEntry(role="model", signatures=tuple(_signatures(blocks))))
+        elif role == "user":
+            entries.extend(_user_block(block) for block in blocks)
+        else:
+            entries.append(SentEntry(role=f"{role} message" if isinstance(role, str) else "not a message"))
+        entries.append(SentEntry(role="message break"))
+    return [entry for entry in merged(entries) if entry.role != "message break"]
+
+
+def _user_block(block: Mapping[str, Any]) -> SentEntry:
+    result = block.get("toolResult")
+    if isinstance(result, dict):
+        return SentEntry(role="results", results=(SentResult(call_id=string_or_none(result.get("toolUseId")),
+                                                             is_error=result.get("status") == "error"),))
+    if isinstance(block.get("text"), str):
+        return SentEntry(role="user", text=block["text"])
+    return SentEntry(role=f"{next(iter(block), 'empty')} block")
+
+
+def _signatures(blocks: list[dict[str, Any]]) -> list[str]:
+    found = []
+    for block in blocks:
+        reasoning = block.get("reasoningContent")
+        if not isinstance(reasoning, dict):
+            continue
+        text = reasoning.get("reasoningText")
+        value = text.get("signature") if isinstance(text, dict) else reasoning.get("redactedContent")
+        if isinstance(value, str):
+            found.append(value)
+    return found

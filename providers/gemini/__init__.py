@@ -2,7 +2,7 @@
 
 from conformance.adapter import Adapter
 from conformance.providers.gemini.errors import classify_error
-from conformance.providers.gemini.request import build_request, read_request
+from conformance.providers.gemini.request import build_request, read_history, read_request
 from conformance.providers.gemini.response import classify_body
 from conformance.providers.gemini.stream import assemble_stream
 
@@ -10,6 +10,7 @@ ADAPTER = Adapter(
     id="gemini",
     build_request=build_request,
     read_request=read_request,
+    read_history=read_history,
     classify_body=classify_body,
     classify_error=classify_error,
     assemble_stream=assemble_stream,

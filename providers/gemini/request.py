@@ -8,12 +8,23 @@ from typing import Any
 from conformance.adapter import (
     ModelTurn,
     RequestParts,
+    SentEntry,
+    SentPrefix,
+    SentResult,
+    SentTool,
     Task,
+    ToolChoice,
     ToolResult,
     TranscriptEntry,
     UserMessage,
+    int_or_none,
+    list_or_empty,
+    merged,
     request_history,
     request_prefix,
+    result_pairs,
+    string_or_none,
+    text_of,
 )
 
 # task.tool_choice → functionCallingConfig.mode. `ANY` means "must call a function"; a forced tool is
@@ -88,21 +99,77 @@ def _function_response(result: ToolResult) -> dict[str, Any]:
 
 
 def read_request(request: Mapping[str, Any]) -> RequestParts:
-    """A Gemini request this adapter built → its static prefix, history and echoed call ids."""
+    """A Gemini request this adapter built → its static prefix, history, echoed call ids and what it sends."""
     history = request_history(request, "contents")
-    results: list[tuple[str | None, str | None]] = []
-    for content in history:
-        parts = content.get("parts") if isinstance(content, dict) else None
-        for part in parts if isinstance(parts, list) else []:
-            response = part.get("functionResponse") if isinstance(part, dict) else None
-            if isinstance(response, dict):
-                results.append((_string(response.get("id")), _string(response.get("name"))))
     return RequestParts(
         prefix=request_prefix(request, "contents"),
         history=history,
-        results=results,
+        results=result_pairs(read_history(history)),
+        sent=_sent(request) if isinstance(request, Mapping) else None,
     )
 
 
-def _string(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
+def _sent(request: Mapping[str, Any]) -> SentPrefix:
+    declarations = [declaration for tool in list_or_empty(request.get("tools")) if isinstance(tool, dict)
+                    for declaration in list_or_empty(tool.get("functionDeclarations")) if isinstance(declaration, dict)]
+    # `parametersJsonSchema` is JSON Schema as is; `parameters` (the OpenAPI subset) would need translating back,
+    # and the adapters here never send it.
+    offered = tuple(SentTool(name=declaration["name"], parameters=declaration.get("parametersJsonSchema",
+                                                                                    declaration.get("parameters")))
+                    for declaration in declarations if isinstance(declaration.get("name"), str))
+    config = request.get("toolConfig")
+    calling = config.get("functionCallingConfig") if isinstance(config, dict) else None
+    calling = calling if isinstance(calling, dict) else {}
+    choice, forced = _read_mode(calling.get("mode", "AUTO"), calling.get("allowedFunctionNames"))
+    generation = request.get("generationConfig")
+    generation = generation if isinstance(generation, dict) else {}
+    system = request.get("systemInstruction")
+    return SentPrefix(
+        instructions=text_of(system.get("parts")) if isinstance(system, dict) else None,
+        tools=offered,
+        tool_choice=choice if offered else None,
+        forced_tool=forced,
+        output_schema=generation.get("responseJsonSchema", generation.get("responseSchema")),
+        max_output_tokens=int_or_none(generation.get("maxOutputTokens")),
+    )
+
+
+def _read_mode(mode: Any, allowed: Any) -> tuple[ToolChoice | None, str | None]:
+    # `ANY` narrowed to one allowed function forces it; `AUTO` is the default
+    # (google.genai.types.FunctionCallingConfig).
+    if mode == "ANY" and isinstance(allowed, list) and len(allowed) == 1:
+        return "tool", string_or_none(allowed[0])
+    return (MODES.get(mode) if isinstance(mode, str) else None), None
+
+
+MODES: dict[str, ToolChoice] = {"AUTO": "auto", "NONE": "none", "ANY": "required"}
+
+
+def read_history(contents: Sequence[Any]) -> list[SentEntry]:
+    """Contents → neutral entries: user text, `model` contents (each part's ``thoughtSignature`` is what Gemini needs
+    back, on the same part), and user contents of ``functionResponse`` parts as results (``error`` instead of
+    ``output`` marks a failure, per google.genai.types.FunctionResponse.response)."""
+    entries: list[SentEntry] = []
+    for content in contents:
+        role = content.get("role") if isinstance(content, dict) else None
+        parts = [part for part in list_or_empty(content.get("parts")) if isinstance(part, dict)] if isinstance(
+            content, dict) else []
+        if role == "model":
+            signed = [part["thoughtSignature"] for part in parts if isinstance(part.get("thoughtSignature"), str)]
+            entries.append(SentEntry(role="model", signatures=tuple(signed)))
+            continue
+        responses = [part["functionResponse"] for part in parts if isinstance(part.get("functionResponse"), dict)]
+        if role == "user" and responses:
+            entries.append(SentEntry(role="results", results=tuple(_result(response) for response in responses)))
+        elif role == "user":
+            entries.append(SentEntry(role="user", text=text_of(parts)))
+        else:
+            entries.append(SentEntry(role=f"{role} content" if isinstance(role, str) else "content without a role"))
+        entries.append(SentEntry(role="content break"))
+    return [entry for entry in merged(entries) if entry.role != "content break"]
+
+
+def _result(response: dict[str, Any]) -> SentResult:
+    body = response.get("response")
+    return SentResult(call_id=string_or_none(response.get("id")), name=string_or_none(response.get("name")),
+                      is_error=isinstance(body, dict) and "error" in body and "output" not in body)

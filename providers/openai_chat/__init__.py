@@ -1,7 +1,7 @@
 """OpenAI Chat Completions (``POST /v1/chat/completions``) and compatible servers: JSON bodies and SSE."""
 
 from conformance.adapter import Adapter
-from conformance.providers.openai_chat.request import build_request, read_request
+from conformance.providers.openai_chat.request import build_request, read_history, read_request
 from conformance.providers.openai_chat.response import classify_body
 from conformance.providers.openai_chat.stream import assemble_stream
 from conformance.providers.openai_common.errors import classify_error
@@ -10,6 +10,7 @@ ADAPTER = Adapter(
     id="openai-chat",
     build_request=build_request,
     read_request=read_request,
+    read_history=read_history,
     classify_body=classify_body,
     classify_error=classify_error,
     assemble_stream=assemble_stream,

@@ -9,11 +9,21 @@ from typing import Any
 from conformance.adapter import (
     ModelTurn,
     RequestParts,
+    SentEntry,
+    SentPrefix,
+    SentResult,
+    SentTool,
     Task,
+    ToolChoice,
     TranscriptEntry,
     UserMessage,
+    int_or_none,
+    merged,
     request_history,
     request_prefix,
+    result_pairs,
+    string_or_none,
+    text_of,
 )
 
 
@@ -69,18 +79,61 @@ def _messages(entry: TranscriptEntry) -> list[Any]:
 
 
 def read_request(request: Mapping[str, Any]) -> RequestParts:
-    """A Chat Completions request this adapter built → its static prefix, history and echoed call ids."""
+    """A Chat Completions request this adapter built → its static prefix, history, echoed call ids and what it
+    sends."""
     messages = request_history(request, "messages")
-    # The system message is part of the static prefix: it must never change between turns.
+    # A leading system (or developer) message is part of the static prefix: it must never change between turns.
+    system = messages[:1] if messages and isinstance(messages[0], dict) and messages[0].get("role") in (
+        "system", "developer") else []
     prefix = request_prefix(request, "messages")
-    prefix["system"] = messages[:1]
-    history = messages[1:]
-    results: list[tuple[str | None, str | None]] = []
-    for message in history:
-        if not isinstance(message, dict):
-            continue
-        if message.get("role") == "tool":
-            results.append((message.get("tool_call_id"), None))
-        elif message.get("role") == "function":
-            results.append((None, message.get("name")))
-    return RequestParts(prefix=prefix, history=history, results=results)
+    prefix["system"] = system
+    history = messages[len(system):]
+    return RequestParts(prefix=prefix, history=history, results=result_pairs(read_history(history)),
+                        sent=_sent(request, system) if isinstance(request, Mapping) else None)
+
+
+def _sent(request: Mapping[str, Any], system: list[Any]) -> SentPrefix:
+    tools = request.get("tools")
+    functions = [tool["function"] for tool in (tools if isinstance(tools, list) else [])
+                 if isinstance(tool, dict) and isinstance(tool.get("function"), dict)]
+    offered = tuple(SentTool(name=function["name"], parameters=function.get("parameters"))
+                    for function in functions if isinstance(function.get("name"), str))
+    # The API's default is `none` without tools and `auto` with them (openai.types.chat.completion_create_params).
+    choice, forced = _read_choice(request.get("tool_choice", "auto" if offered else "none"))
+    form = request.get("response_format")
+    schema = form.get("json_schema") if isinstance(form, dict) and form.get("type") == "json_schema" else None
+    return SentPrefix(
+        instructions=text_of(system[0].get("content")) if system else None,
+        tools=offered,
+        tool_choice=choice,
+        forced_tool=forced,
+        output_schema=schema.get("schema") if isinstance(schema, dict) else None,
+        max_output_tokens=int_or_none(request.get("max_completion_tokens", request.get("max_tokens"))),
+    )
+
+
+def _read_choice(choice: Any) -> tuple[ToolChoice | None, str | None]:
+    if isinstance(choice, dict) and choice.get("type") == "function" and isinstance(choice.get("function"), dict):
+        return "tool", string_or_none(choice["function"].get("name"))
+    return (choice, None) if choice in ("auto", "none", "required") else (None, None)
+
+
+def read_history(messages: Sequence[Any]) -> list[SentEntry]:
+    """Messages → neutral entries: user messages, assistant messages (Chat re-sends no reasoning), and `tool` (or
+    legacy `function`) messages as results."""
+    return merged(_entry(message) for message in messages)
+
+
+def _entry(message: Any) -> SentEntry:
+    if not isinstance(message, dict):
+        return SentEntry(role="not a message")
+    role = message.get("role")
+    if role == "user":
+        return SentEntry(role="user", text=text_of(message.get("content")))
+    if role == "assistant":
+        return SentEntry(role="model")
+    if role == "tool":
+        return SentEntry(role="results", results=(SentResult(call_id=string_or_none(message.get("tool_call_id"))),))
+    if role == "function":
+        return SentEntry(role="results", results=(SentResult(call_id=None, name=string_or_none(message.get("name"))),))
+    return SentEntry(role=f"{role} message")

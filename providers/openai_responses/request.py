@@ -9,11 +9,22 @@ from typing import Any
 from conformance.adapter import (
     ModelTurn,
     RequestParts,
+    SentEntry,
+    SentPrefix,
+    SentResult,
+    SentTool,
     Task,
+    ToolChoice,
     TranscriptEntry,
     UserMessage,
+    int_or_none,
+    list_or_empty,
+    merged,
     request_history,
     request_prefix,
+    result_pairs,
+    string_or_none,
+    text_of,
 )
 
 
@@ -76,15 +87,54 @@ def _input_items(entry: TranscriptEntry) -> list[Any]:
 
 
 def read_request(request: Mapping[str, Any]) -> RequestParts:
-    """A Responses request this adapter built → its static prefix, history and echoed call ids."""
+    """A Responses request this adapter built → its static prefix, history, echoed call ids and what it sends."""
     history = request_history(request, "input")
     return RequestParts(
         prefix=request_prefix(request, "input"),
         history=history,
-        results=[
-            (item.get("call_id"), None)
-            for item in history
-            if isinstance(item, dict) and item.get("type") == "function_call_output"
-        ],
+        results=result_pairs(read_history(history)),
+        sent=_sent(request) if isinstance(request, Mapping) else None,
     )
 
+
+def _sent(request: Mapping[str, Any]) -> SentPrefix:
+    tools = request.get("tools")
+    offered = tuple(SentTool(name=tool["name"], parameters=tool.get("parameters")) for tool in list_or_empty(tools)
+                    if isinstance(tool, dict) and isinstance(tool.get("name"), str))
+    choice, forced = _read_choice(request.get("tool_choice", "auto"))
+    text = request.get("text")
+    form = text.get("format") if isinstance(text, dict) else None
+    return SentPrefix(
+        instructions=string_or_none(request.get("instructions")),
+        tools=offered,
+        tool_choice=choice,
+        forced_tool=forced,
+        output_schema=form.get("schema") if isinstance(form, dict) and form.get("type") == "json_schema" else None,
+        max_output_tokens=int_or_none(request.get("max_output_tokens")),
+    )
+
+
+def _read_choice(choice: Any) -> tuple[ToolChoice | None, str | None]:
+    # openai.types.responses.response_create_params.ToolChoice: a mode string, or {"type": "function", "name": ...}.
+    if isinstance(choice, dict) and choice.get("type") == "function":
+        return "tool", string_or_none(choice.get("name"))
+    return (choice, None) if choice in ("auto", "none", "required") else (None, None)
+
+
+def read_history(items: Sequence[Any]) -> list[SentEntry]:
+    """Input or output items → neutral entries: user messages, model output items (a reasoning item's
+    ``encrypted_content`` is its signature), and ``function_call_output`` items as results."""
+    return merged(_entry(item) for item in items)
+
+
+def _entry(item: Any) -> SentEntry:
+    if not isinstance(item, dict):
+        return SentEntry(role="not an item")
+    kind, role = item.get("type", "message"), item.get("role")
+    if kind == "function_call_output":
+        return SentEntry(role="results", results=(SentResult(call_id=string_or_none(item.get("call_id"))),))
+    if kind == "message" and role in ("user", "system", "developer"):
+        text = text_of(item.get("content"))
+        return SentEntry(role="user", text=text) if role == "user" else SentEntry(role=f"{role} message", text=text)
+    signature = item.get("encrypted_content") if kind == "reasoning" else None
+    return SentEntry(role="model", signatures=(signature,) if isinstance(signature, str) else ())

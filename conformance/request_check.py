@@ -1,0 +1,267 @@
+"""The request side of the contract, checked on every request of a row (docs/contract.md, "Requests").
+
+From the case's task and the transcript the loop sent, the engine knows what each request must carry; the adapter
+reads its own wire request back into neutral form (``RequestParts.sent``, ``Adapter.read_history``), and this
+module compares the two without knowing any vendor. A check the adapter gives no reading for is reported as not
+checked, never as passed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from conformance.adapter import (
+    Adapter,
+    ModelTurn,
+    RequestParts,
+    SentEntry,
+    SentPrefix,
+    SentResult,
+    Task,
+    ToolResults,
+    TranscriptEntry,
+    UserMessage,
+)
+
+
+def canonical(value: Any) -> str:
+    """One spelling of a JSON value: sorted keys, no spaces, UTF-8 text."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+def check_requests(adapter: Adapter, task: Task, requests: Sequence[dict[str, Any]],
+                   transcripts: Sequence[Sequence[TranscriptEntry]]) -> tuple[list[dict[str, Any]], list[str]]:
+    """Per request, a record for the report (sizes, digest, what each slot carries, problems), and the row's
+    failures: each problem once, with the turns it holds on (``turns 1, 2: …``)."""
+    records = []
+    found: dict[str, list[int]] = {}
+    for index, (request, transcript) in enumerate(zip(requests, transcripts, strict=True)):
+        record = _check_one(adapter, task, request, transcript)
+        records.append(record)
+        for problem in record["problems"]:
+            found.setdefault(problem, []).append(index + 1)
+    failures = [f"request: turn{'s' if len(turns) > 1 else ''} {', '.join(map(str, turns))}: {problem}"
+                for problem, turns in found.items()]
+    return records, failures
+
+
+def _check_one(adapter: Adapter, task: Task, request: dict[str, Any],
+               transcript: Sequence[TranscriptEntry]) -> dict[str, Any]:
+    parts = adapter.read_request(request)
+    text = canonical(request)
+    record: dict[str, Any] = {
+        "bytes": len(text.encode("utf-8")),
+        "prefix_bytes": len(canonical(parts.prefix).encode("utf-8")),
+        "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()[:16],
+    }
+    problems: list[str] = []
+    conversation = list(adapter.read_history(parts.history)) if adapter.read_history is not None else None
+    if parts.sent is None:
+        record["sent"] = None
+    else:
+        record["sent"] = _sent_record(parts.sent)
+        problems += _prefix_problems(task, parts.sent, conversation or [])
+    if conversation is None:
+        record["conversation"] = None
+    else:
+        record["conversation"] = [_entry_record(entry) for entry in conversation]
+        problems += _conversation_problems(adapter, transcript, conversation)
+    problems += _cache_problems(adapter, task, request, transcript, parts)
+    record["checked"] = parts.sent is not None and conversation is not None
+    record["problems"] = problems
+    return record
+
+
+def _sent_record(sent: SentPrefix) -> dict[str, Any]:
+    return {
+        "instructions": sent.instructions is not None,
+        "tools": [tool.name for tool in sent.tools],
+        "tool_choice": sent.tool_choice if sent.tool_choice != "tool" else f"tool {sent.forced_tool}",
+        "output_schema": sent.output_schema is not None,
+        "max_output_tokens": sent.max_output_tokens,
+    }
+
+
+def _entry_record(entry: SentEntry) -> dict[str, Any]:
+    record: dict[str, Any] = {"role": entry.role}
+    if entry.role == "results":
+        record["results"] = [{"call_id": result.call_id, "is_error": result.is_error} for result in entry.results]
+    if entry.role == "model":
+        record["signatures"] = len(entry.signatures)
+    return record
+
+
+# ---- The static prefix: instructions, tools, tool choice, output schema, token cap -------------------------------
+
+def _prefix_problems(task: Task, sent: SentPrefix, conversation: Sequence[SentEntry]) -> list[str]:
+    problems = _instruction_problems(task, sent, conversation)
+    names = [tool.name for tool in task.tools]
+    offered = [tool.name for tool in sent.tools]
+    if offered != names:
+        problems.append(f"tools offered [{', '.join(offered)}] ≠ case tools [{', '.join(names)}]")
+    else:
+        for spec, tool in zip(task.tools, sent.tools, strict=True):
+            if canonical(tool.parameters) != canonical(dict(spec.parameters)):
+                problems.append(f"tool {spec.name}: the parameter schema sent differs from the case's "
+                                f"({_first_difference(dict(spec.parameters), tool.parameters)})")
+    if task.tools:
+        wanted = task.tool_choice if task.tool_choice != "tool" else f"tool {task.tool_name}"
+        got = sent.tool_choice if sent.tool_choice != "tool" else f"tool {sent.forced_tool}"
+        if got != wanted:
+            problems.append(f"tool choice sent: {got}; the case says {wanted}")
+    if task.output_schema is None and sent.output_schema is not None:
+        problems.append("an output schema is sent, but the case asks for free text")
+    elif task.output_schema is not None and sent.output_schema is None:
+        problems.append("the case's output schema is not in the vendor's structured-output slot")
+    elif task.output_schema is not None and canonical(sent.output_schema) != canonical(dict(task.output_schema)):
+        problems.append(f"the output schema sent differs from the case's "
+                        f"({_first_difference(dict(task.output_schema), sent.output_schema)})")
+    if sent.max_output_tokens != task.max_output_tokens:
+        problems.append(f"output token cap sent: {sent.max_output_tokens}; the case says {task.max_output_tokens}")
+    return problems
+
+
+def _instruction_problems(task: Task, sent: SentPrefix, conversation: Sequence[SentEntry]) -> list[str]:
+    if sent.instructions == task.instructions:
+        return []
+    if any(entry.role == "user" and entry.text and task.instructions in entry.text for entry in conversation):
+        return ["the instructions were sent as a user message, not in the vendor's system slot"]
+    if sent.instructions is None:
+        return ["no instructions in the vendor's system slot"]
+    where = _first_difference(task.instructions, sent.instructions)
+    return [f"the instructions in the system slot differ from the case's ({where})"]
+
+
+def _first_difference(wanted: Any, got: Any, pointer: str = "") -> str:
+    """Where two JSON values first differ, as a JSON pointer with both values."""
+    if isinstance(wanted, dict) and isinstance(got, dict):
+        for key in sorted(set(wanted) | set(got)):
+            if key not in got or key not in wanted or canonical(wanted[key]) != canonical(got[key]):
+                if key in got and key in wanted:
+                    return _first_difference(wanted[key], got[key], f"{pointer}/{key}")
+                return f"at {pointer}/{key}: " + ("missing" if key not in got else "not in the case")
+    if isinstance(wanted, list) and isinstance(got, list) and len(wanted) == len(got):
+        for index, (left, right) in enumerate(zip(wanted, got, strict=True)):
+            if canonical(left) != canonical(right):
+                return _first_difference(left, right, f"{pointer}/{index}")
+    return f"at {pointer or '/'}: {_short(got)} instead of {_short(wanted)}"
+
+
+def _short(value: Any) -> str:
+    text = canonical(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+# ---- The conversation: user messages, re-sent model turns, results ------------------------------------------------
+
+def _conversation_problems(adapter: Adapter, transcript: Sequence[TranscriptEntry],
+                           conversation: Sequence[SentEntry]) -> list[str]:
+    expected = _expected_conversation(adapter, transcript)
+    roles = [entry.role for entry in conversation]
+    wanted = [entry.role for entry in expected]
+    if roles != wanted:
+        return [_shape_problem(expected, conversation)]
+    problems = []
+    model_turn = 0
+    for sent, want in zip(conversation, expected, strict=True):
+        if want.role == "model":
+            model_turn += 1
+            if len(sent.signatures) < len(want.signatures) or set(want.signatures) - set(sent.signatures):
+                kept = len(set(want.signatures) & set(sent.signatures))
+                problems.append(f"model turn {model_turn} was re-sent with {kept} of its {len(want.signatures)} "
+                                f"reasoning signature(s): the vendor needs each back, unchanged")
+        elif want.role == "results":
+            problems += _result_problems(model_turn, sent, want)
+        elif want.role == "user" and sent.text != want.text:
+            problems.append(f"a user message reads {_short(sent.text)}; the transcript has {_short(want.text)}")
+    return problems
+
+
+def _expected_conversation(adapter: Adapter, transcript: Sequence[TranscriptEntry]) -> list[SentEntry]:
+    expected = []
+    for entry in transcript:
+        if isinstance(entry, UserMessage):
+            expected.append(SentEntry(role="user", text=entry.text))
+        elif isinstance(entry, ModelTurn):
+            received = adapter.read_history(entry.response.output_items) if adapter.read_history else []
+            signatures = tuple(signature for item in received for signature in item.signatures)
+            expected.append(SentEntry(role="model", signatures=signatures))
+        elif isinstance(entry, ToolResults):
+            expected.append(SentEntry(role="results", results=tuple(
+                SentResult(call_id=None if result.call.synthesized_id else result.call.call_id,
+                           name=result.call.name, is_error=result.is_error) for result in entry.results)))
+    return expected
+
+
+def _shape_problem(expected: Sequence[SentEntry], conversation: Sequence[SentEntry]) -> str:
+    roles = [entry.role for entry in conversation]
+    collapsed = [role for index, role in enumerate(roles) if index == 0 or not (role == "results" == roles[index - 1])]
+    if collapsed == [entry.role for entry in expected]:
+        return ("the results of one model turn travel in separate messages; the vendor wants all results of a turn "
+                "together, in one message")
+    return (f"the conversation reads {' → '.join(roles) or 'nothing'}; the transcript is "
+            f"{' → '.join(entry.role for entry in expected)}")
+
+
+def _result_problems(model_turn: int, sent: SentEntry, want: SentEntry) -> list[str]:
+    problems = []
+    sent_ids = [result.call_id for result in sent.results]
+    want_ids = [result.call_id for result in want.results]
+    # Results that answer no call, or calls left unanswered, are the correlation check's to report.
+    if sorted(map(str, sent_ids)) == sorted(map(str, want_ids)) and sent_ids != want_ids:
+        problems.append(f"the results of model turn {model_turn} are sent in the order "
+                        f"[{', '.join(map(str, sent_ids))}]; the calls came as [{', '.join(map(str, want_ids))}]")
+    for got, wanted in zip(sent.results, want.results, strict=False):
+        if got.call_id != wanted.call_id:
+            continue
+        if got.is_error is not None and got.is_error != wanted.is_error:
+            what = "is not flagged as an error" if wanted.is_error else "is flagged as an error but succeeded"
+            problems.append(f"the result for call {got.call_id or got.name} {what}")
+        if got.name is not None and got.name != wanted.name:
+            problems.append(f"the result for call {got.call_id or got.name} names tool {got.name}; "
+                            f"the call named {wanted.name}")
+    return problems
+
+
+# ---- The prompt-cache rule: the prefix holds nothing that varies per call ----------------------------------------
+
+# An ISO-8601 date (or date-time) and a UUID: what a per-call value usually looks like.
+VARYING = re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?\b|"
+                     r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
+
+
+def _cache_problems(adapter: Adapter, task: Task, request: dict[str, Any], transcript: Sequence[TranscriptEntry],
+                    parts: RequestParts) -> list[str]:
+    problems = []
+    again = adapter.build_request(task, transcript)
+    if canonical(again) != canonical(request):
+        problems.append(f"the same task and transcript built a different request "
+                        f"({_first_difference(request, again)}): a prefix that varies per call defeats the "
+                        f"vendor's prompt cache")
+    known = canonical(_task_strings(task))
+    for value in _strings(parts.prefix):
+        for match in VARYING.finditer(value):
+            if match.group(0) not in known:
+                problems.append(f"the static prefix holds {match.group(0)!r}, which the case does not: a per-call "
+                                f"value in the prefix defeats the vendor's prompt cache")
+    return problems
+
+
+def _task_strings(task: Task) -> list[Any]:
+    return [task.instructions, task.output_schema,
+            [(tool.name, tool.description, dict(tool.parameters)) for tool in task.tools]]
+
+
+def _strings(value: Any) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
