@@ -143,7 +143,7 @@ def _first_difference(wanted: Any, got: Any, pointer: str = "") -> str:
             if key not in got or key not in wanted or canonical(wanted[key]) != canonical(got[key]):
                 if key in got and key in wanted:
                     return _first_difference(wanted[key], got[key], f"{pointer}/{key}")
-                return f"at {pointer}/{key}: " + ("missing" if key not in got else "not in the case")
+                return f"at {pointer}/{key}: " + ("missing" if key not in got else "extra")
     if isinstance(wanted, list) and isinstance(got, list) and len(wanted) == len(got):
         for index, (left, right) in enumerate(zip(wanted, got, strict=True)):
             if canonical(left) != canonical(right):
