@@ -177,6 +177,33 @@ def _compare_turns(number: int, old_turn: dict[str, Any], new_turn: dict[str, An
     if old_ids != new_ids:
         notes.append(f"turn {number} call ids {old_ids} → {new_ids}")
     regressions.extend(_usage_nulls(f"turn {number} usage", old_turn.get("usage"), new_turn.get("usage")))
+    _compare_requests(number, old_turn.get("request"), new_turn.get("request"), regressions, notes)
+
+
+def _compare_requests(number: int, old: Any, new: Any, regressions: list[str], notes: list[str]) -> None:
+    """A request that lost a part the vendor needs (a tool, a result, a signature) or gained a problem is a
+    regression; any other change of its bytes is a change (docs/report.md, "Requests")."""
+    if not isinstance(old, dict) or not isinstance(new, dict) or old.get("sha256") == new.get("sha256"):
+        return
+    lost = [f"{what} {before} → {after}" for what, before, after in _request_parts(old, new) if after < before]
+    if lost:
+        regressions.append(f"turn {number} request lost " + ", ".join(lost))
+    fresh = [problem for problem in new.get("problems") or [] if problem not in (old.get("problems") or [])]
+    regressions.extend(f"turn {number} request: {problem}" for problem in fresh)
+    if not lost and not fresh:
+        notes.append(f"turn {number} request changed ({old.get('bytes')} → {new.get('bytes')} bytes)")
+
+
+def _request_parts(old: dict[str, Any], new: dict[str, Any]) -> list[tuple[str, int, int]]:
+    def counts(record: dict[str, Any]) -> tuple[int, int, int]:
+        sent = record.get("sent")
+        sent = sent if isinstance(sent, dict) else {}
+        entries = [entry for entry in record.get("conversation") or [] if isinstance(entry, dict)]
+        return (len(sent.get("tools") or []),
+                sum(len(entry.get("results") or []) for entry in entries),
+                sum(entry.get("signatures") or 0 for entry in entries))
+
+    return list(zip(("tools", "results", "signatures"), counts(old), counts(new), strict=True))
 
 
 def _compare_correlation(before: dict[str, Any], after: dict[str, Any], regressions: list[str],
@@ -208,7 +235,7 @@ def render_markdown(changes: list[RowChange], old_name: str, new_name: str) -> s
         "",
     ]
     if not changes:
-        lines.append("No classification, correlation, usage or outcome changed.")
+        lines.append("No classification, request, correlation, usage or outcome changed.")
         return "\n".join(lines) + "\n"
     lines += ["| | case | provider | mode | what changed |", "|---|---|---|---|---|"]
     order = {"regression": 0, "change": 1, "improvement": 2}

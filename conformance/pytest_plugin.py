@@ -3,8 +3,9 @@
 Installed as a ``pytest11`` entry point, the plugin does nothing until a repository opts in, with
 ``conformance_cases = ["cases"]`` under ``[tool.pytest.ini_options]`` or ``--conformance-cases DIR``. Item ids read
 ``cases/normal/case.yaml::normal[openai-chat-body]``, so ``-k normal`` or ``-k openai-chat`` select as a pytest user
-expects. Each item checks its case's expectation and its reviewed snapshot
-(``<cases folder>/__snapshots__/<case>/<provider>.json``; ``--snapshot-update`` accepts a change).
+expects. Each item checks its case's expectation and its reviewed snapshots: the classification
+(``<cases folder>/__snapshots__/<case>/<provider>.json``) and the requests the adapter built, whole
+(``<provider>.requests.json`` beside it); ``--snapshot-update`` accepts a change.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from conformance.cases import CASE_FILE, WORLD_FILE, Case, load_cases
 from conformance.errors import InputError
 from conformance.registry import select_adapters
 from conformance.report import build_report, write_reports
-from conformance.runner import modes_for, run_case_keeping_error
+from conformance.runner import modes_for, run_case_with_requests
 from conformance.sanitize import terminal_safe
 from conformance.snapshot import (
     SNAPSHOT_FOLDER,
@@ -29,6 +30,8 @@ from conformance.snapshot import (
     entry_of,
     expected_entry,
     read_snapshot,
+    request_entry,
+    request_file,
     snapshot_file,
     write_entry,
 )
@@ -208,7 +211,7 @@ class CaseItem(pytest.Item):
 
         An exception from the adapter is raised as it was, so ``--tb`` and ``--pdb`` show the adapter's code."""
         adapters = _adapters(self.config)
-        row, error = run_case_keeping_error(self.case, self.provider, adapters[self.provider], self.mode)
+        row, error, requests = run_case_with_requests(self.case, self.provider, adapters[self.provider], self.mode)
         self.config.stash[_ROWS_KEY].append(json.dumps(row, separators=(",", ":")))
         if error is not None:
             detail = row["error"]
@@ -217,13 +220,14 @@ class CaseItem(pytest.Item):
             raise error
         messages = list(row["failures"])
         if self.config.getini("conformance_snapshots"):
-            messages += self._snapshot(row)
+            messages += self._snapshot(snapshot_file(self.root, self.case.id, self.provider), entry_of(row),
+                                       "classification")
+            messages += self._snapshot(request_file(self.root, self.case.id, self.provider),
+                                       request_entry(requests), "request")
         if messages:
             raise CaseFailed("\n".join(messages))
 
-    def _snapshot(self, row: dict[str, Any]) -> list[str]:
-        path = snapshot_file(self.root, self.case.id, self.provider)
-        entry = entry_of(row)
+    def _snapshot(self, path: Path, entry: dict[str, Any], what: str) -> list[str]:
         if self.config.getoption("update_snapshots", False):
             write_entry(path, self.mode, entry)
             return []
@@ -231,12 +235,12 @@ class CaseItem(pytest.Item):
         expected = expected_entry(stored, self.mode) if stored is not None else None
         shown = _shown_path(path, self.config)
         if expected is None:
-            return [f"no reviewed snapshot for {self.mode} in {shown}: run pytest --snapshot-update, review the new "
-                    "file and commit it"]
+            return [f"no reviewed {what} snapshot for {self.mode} in {shown}: run pytest --snapshot-update, review "
+                    "the new file and commit it"]
         lines = differences(expected, entry)
         if not lines:
             return []
-        return [f"the classification left its snapshot {shown} [{self.mode}] "
+        return [f"the {what} left its snapshot {shown} [{self.mode}] "
                 f"(review, then accept with pytest --snapshot-update):", *(f"  {line}" for line in lines)]
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
@@ -328,8 +332,8 @@ def _stale_snapshots(config: pytest.Config) -> None:
     """Snapshot files of a case or provider that no longer exists: named, and removed by --snapshot-update."""
     update = config.getoption("update_snapshots", False)
     for root, by_file in config.stash.get(_CASES_KEY, {}).items():
-        live = {snapshot_file(root, case.id, provider) for cases in by_file.values() for case in cases
-                for provider in case.providers}
+        live = {file(root, case.id, provider) for cases in by_file.values() for case in cases
+                for provider in case.providers for file in (snapshot_file, request_file)}
         for path in sorted((root / SNAPSHOT_FOLDER).glob("*/*.json")):
             if path in live:
                 continue

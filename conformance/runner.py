@@ -40,11 +40,21 @@ def run_case_keeping_error(case: Case, provider: str, adapter: Adapter,
     """The report row, and the exception the adapter raised (None when it raised nothing), so a test runner can
     re-raise it with its traceback. The row records the turn, what the loop was doing, the fixture and the last
     frames of the traceback."""
-    row, error = _run_case(case, provider, adapter, mode)
-    return report_safe(row), error
+    row, error, _ = run_case_with_requests(case, provider, adapter, mode)
+    return row, error
 
 
-def _run_case(case: Case, provider: str, adapter: Adapter, mode: str) -> tuple[dict[str, Any], Exception | None]:
+def run_case_with_requests(case: Case, provider: str, adapter: Adapter,
+                           mode: str = "body") -> tuple[dict[str, Any], Exception | None, list[dict[str, Any]]]:
+    """The report row, the adapter's exception (or None), and every request the adapter built, whole (the report
+    keeps a reading of each; the request snapshots keep them whole)."""
+    run = LoopRun()
+    row, error = _run_case(case, provider, adapter, mode, run)
+    return report_safe(row), error, run.requests
+
+
+def _run_case(case: Case, provider: str, adapter: Adapter, mode: str,
+              run: LoopRun) -> tuple[dict[str, Any], Exception | None]:
     fixtures = case.providers[provider]
     expectation = case.expectation_for(provider)
     row: dict[str, Any] = {
@@ -56,7 +66,6 @@ def _run_case(case: Case, provider: str, adapter: Adapter, mode: str) -> tuple[d
         "expected": _expected(expectation),
         "override": {"why": expectation.why} if expectation.why else None,
     }
-    run = LoopRun()
     try:
         run_loop(case, provider, adapter, fixtures.turns, mode, run)
     except InputError:

@@ -64,6 +64,16 @@ def snapshot_file(root: Path, case_id: str, provider: str) -> Path:
     return root / SNAPSHOT_FOLDER / case_id / f"{provider}.json"
 
 
+def request_file(root: Path, case_id: str, provider: str) -> Path:
+    """Where one case × provider's reviewed requests live, beside its classification."""
+    return root / SNAPSHOT_FOLDER / case_id / f"{provider}.requests.json"
+
+
+def request_entry(requests: list[dict[str, Any]]) -> dict[str, Any]:
+    """The requests of one row as a snapshot entry: whole, one key per turn (``turn 1``, ``turn 2``, ...)."""
+    return {f"turn {index}": request for index, request in enumerate(requests, start=1)}
+
+
 def entry_of(row: dict[str, Any]) -> dict[str, Any]:
     """One row's snapshot entry: its normalized classification without the mode (the key says it)."""
     return {key: value for key, value in normalized_row(row).items() if key != "mode"}

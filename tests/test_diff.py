@@ -351,4 +351,41 @@ def test_the_markdown_of_a_diff_is_exactly_this() -> None:
         "| ✅ improvement | b | gemini | body | failed → passed |\n")
     assert render_markdown([], "old.json", "new.json") == (
         "# Conformance diff: old.json → new.json\n\n**0 regression(s)**, 0 change(s), 0 improvement(s).\n\n"
-        "No classification, correlation, usage or outcome changed.\n")
+        "No classification, request, correlation, usage or outcome changed.\n")
+
+
+def test_a_request_whose_bytes_changed_is_a_change_naming_the_turn() -> None:
+    def change(new: dict[Any, Any]) -> None:
+        new[KEY]["turns"][0]["request"].update(sha256="0" * 16, bytes=new[KEY]["turns"][0]["request"]["bytes"] + 17)
+
+    (result,) = compare(rows(BASE), edited(change))
+    before = rows(BASE)[KEY]["turns"][0]["request"]["bytes"]
+    assert (result.label, result.notes) == ("change", [f"turn 1 request changed ({before} → {before + 17} bytes)"])
+
+
+@pytest.mark.parametrize(("part", "edit", "note"), [
+    ("tools", lambda turn: turn["request"]["sent"].update(tools=[]), "turn 2 request lost tools 1 → 0"),
+    ("results", lambda turn: turn["request"]["conversation"][2].update(results=[]),
+     "turn 2 request lost results 1 → 0"),
+    ("signatures", lambda turn: turn["request"]["conversation"][1].update(signatures=0),
+     "turn 2 request lost signatures 1 → 0"),
+])
+def test_a_request_that_lost_a_required_part_is_a_regression(part: str, edit: Any, note: str) -> None:
+    key = ("normal", "anthropic-messages", "body")
+    assert rows(BASE)[key]["turns"][1]["request"]["conversation"][1] == {"role": "model", "signatures": 1}
+
+    def change(new: dict[Any, Any]) -> None:
+        turn = new[key]["turns"][1]
+        turn["request"]["sha256"] = "f" * 16
+        edit(turn)
+
+    (result,) = compare(rows(BASE), edited(change))
+    assert (result.label, result.notes) == ("regression", [note]), part
+
+
+def test_a_new_request_problem_is_a_regression() -> None:
+    def change(new: dict[Any, Any]) -> None:
+        new[KEY]["turns"][0]["request"].update(sha256="1" * 16, problems=["tool choice sent: auto; the case says none"])
+
+    (result,) = compare(rows(BASE), edited(change))
+    assert (result.label, result.notes) == ("regression", ["turn 1 request: tool choice sent: auto; the case says none"])

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import CASES
+from tests.helpers import CASES, cli
 
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestAssertRewriteWarning")
 
@@ -86,7 +86,8 @@ def test_snapshots_are_created_then_checked_and_a_change_is_shown_whole_naming_t
     root = _repository(pytester)
     missing = pytester.runpytest_inprocess(*PLUGIN, "-q")
     missing.assert_outcomes(failed=10)
-    assert "no reviewed snapshot for body in cases/__snapshots__/normal/openai-chat.json" in missing.stdout.str()
+    assert "no reviewed classification snapshot for body in cases/__snapshots__/normal/openai-chat.json" in (
+        missing.stdout.str())
 
     pytester.runpytest_inprocess(*PLUGIN, "--snapshot-update").assert_outcomes(passed=10)
     stored = json.loads((root / "__snapshots__/normal/openai-chat.json").read_text())
@@ -105,6 +106,46 @@ def test_snapshots_are_created_then_checked_and_a_change_is_shown_whole_naming_t
     assert 'turn 2 › kind: "text" → "incomplete"' in text
     assert 'turn 2 › raw: "finish_reason=stop" → "finish_reason=length"' in text
     assert "usage › output_tokens:" in text and "..." not in text.split("snapshot")[1].split("short test")[0]
+
+
+TEMPERATURE_ADAPTER = '''
+import dataclasses
+from conformance.providers.openai_chat import ADAPTER as CHAT
+
+def build_request(task, transcript):
+    return {**CHAT.build_request(task, transcript), "temperature": 0}
+
+ADAPTER = dataclasses.replace(CHAT, build_request=build_request)
+'''
+
+
+def test_a_changed_request_leaves_its_snapshot_is_accepted_by_update_and_reported_by_diff(
+        pytester: pytest.Pytester) -> None:
+    root = _repository(pytester, ini='conformance_cases = ["cases"]\nconformance_report = "before"')
+    pytester.runpytest_inprocess(*PLUGIN, "--snapshot-update").assert_outcomes(passed=10)
+    stored = json.loads((root / "__snapshots__/normal/openai-chat.requests.json").read_text())
+    assert stored["stream"] == "same as body"
+    assert [message["role"] for message in stored["body"]["turn 2"]["messages"]] == [
+        "system", "user", "assistant", "tool"]
+
+    pytester.makepyfile(team_adapter=TEMPERATURE_ADAPTER)
+    adapter = ("--conformance-adapter", "team_adapter.py:ADAPTER")
+    changed = pytester.runpytest_inprocess(*PLUGIN, *adapter, "-k", "openai-chat-body", "--conformance-report=")
+    changed.assert_outcomes(failed=1)
+    text = changed.stdout.str()
+    assert "the request left its snapshot cases/__snapshots__/normal/openai-chat.requests.json [body]" in text
+    assert "turn 1 › temperature: (new) → 0" in text and "turn 2 › temperature: (new) → 0" in text
+    assert "the classification left" not in text
+
+    pytester.runpytest_inprocess(*PLUGIN, *adapter, "--snapshot-update", "--conformance-report=after").assert_outcomes(
+        passed=10)
+    assert json.loads((root / "__snapshots__/normal/openai-chat.requests.json").read_text())["body"]["turn 1"][
+        "temperature"] == 0
+    pytester.runpytest_inprocess(*PLUGIN, *adapter, "--conformance-report=").assert_outcomes(passed=10)
+    gate = cli("diff", str(pytester.path / "before/report.json"), str(pytester.path / "after/report.json"))
+    assert gate.returncode == 0, gate.stdout
+    assert "**0 regression(s)**, 2 change(s)" in gate.stdout
+    assert "turn 1 request changed (" in gate.stdout and "openai-chat" in gate.stdout
 
 
 def test_a_stale_snapshot_is_named_and_removed_by_snapshot_update(pytester: pytest.Pytester) -> None:
