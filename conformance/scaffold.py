@@ -16,8 +16,8 @@ from pathlib import Path
 from conformance.cases import CASE_FILE, WORLD_FILE, load_cases
 from conformance.errors import InputError, Problem
 from conformance.registry import load_adapter, select_adapters
-from conformance.runner import modes_for, run_case
-from conformance.snapshot import entry_of, snapshot_file, write_entry
+from conformance.runner import modes_for, run_case_with_requests
+from conformance.snapshot import entry_of, request_entry, request_file, snapshot_file, write_entry
 
 EXAMPLE = "example"
 STUB_PROVIDER = "app-openai-chat"
@@ -104,7 +104,8 @@ def _snapshots(cases: Path, stub: Path) -> None:
     for case in load_cases([cases], known_providers=adapters):
         for provider in case.providers:
             for mode in modes_for(case, provider, adapters[provider]):
-                row = run_case(case, provider, adapters[provider], mode)
+                row, _, requests = run_case_with_requests(case, provider, adapters[provider], mode)
                 if not row["passed"]:  # the example must pass as written; a failure here is a packaging bug
                     raise AssertionError(json.dumps(row["failures"]))
                 write_entry(snapshot_file(cases, case.id, provider), mode, entry_of(row))
+                write_entry(request_file(cases, case.id, provider), mode, request_entry(requests))

@@ -336,9 +336,10 @@ def test_init_scaffolds_a_repository_whose_example_passes_with_its_snapshots(tmp
     case = (tmp_path / "cases/example/case.yaml").read_text()
     assert case.startswith("# yaml-language-server: $schema=../../.conformance/case.schema.json\nid: example\n")
     assert (tmp_path / "cases/example/case.yaml").parent.joinpath("../../.conformance/case.schema.json").is_file()
-    assert sorted(path.name for path in (tmp_path / "cases/__snapshots__/example").iterdir()) == [
-        "anthropic-messages.json", "app-openai-chat.json", "bedrock-converse.json", "gemini.json",
-        "openai-chat.json", "openai-responses.json"]
+    providers = ["anthropic-messages", "app-openai-chat", "bedrock-converse", "gemini", "openai-chat",
+                 "openai-responses"]
+    assert sorted(path.name for path in (tmp_path / "cases/__snapshots__/example").iterdir()) == sorted(
+        f"{provider}{suffix}" for provider in providers for suffix in (".json", ".requests.json"))
     assert "pull_request" in (tmp_path / ".github/workflows/conformance.yml").read_text()
     validated = run_cli("validate", "--cases", str(tmp_path / "cases"), "--adapter",
                         f"{tmp_path / 'conformance_adapter.py'}:ADAPTER")

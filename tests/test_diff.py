@@ -388,4 +388,5 @@ def test_a_new_request_problem_is_a_regression() -> None:
         new[KEY]["turns"][0]["request"].update(sha256="1" * 16, problems=["tool choice sent: auto; the case says none"])
 
     (result,) = compare(rows(BASE), edited(change))
-    assert (result.label, result.notes) == ("regression", ["turn 1 request: tool choice sent: auto; the case says none"])
+    assert (result.label, result.notes) == (
+        "regression", ["turn 1 request: tool choice sent: auto; the case says none"])
