@@ -15,7 +15,7 @@ from typing import Any
 ROW_FIELDS = ("case", "scenario", "title", "provider", "mode", "expected", "override", "outcome", "detail",
               "passed", "failures", "turns", "correlation", "usage")
 TURN_FIELDS = ("turn", "fixture", "kind", "reason", "source", "raw", "raw_type", "detail", "http_status", "calls",
-               "text", "usage", "raw_usage", "stream")
+               "text", "usage", "raw_usage", "stream", "request")
 
 
 def _page_data(report: dict[str, Any]) -> dict[str, Any]:

@@ -97,6 +97,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         lines.append("")
     lines += _raw_value_table(rows, providers)
     lines += _usage_table(rows, providers)
+    lines += _request_table(rows, providers)
     overrides = {(row["case"], row["provider"]): row for row in rows if row["override"]}
     if overrides:
         lines += ["## Provider differences (⚑ overrides)", ""]
@@ -141,6 +142,29 @@ def _usage_table(rows: list[dict[str, Any]], providers: list[str]) -> list[str]:
             cells.append(str(sum(known)) if known else "null")
         lines.append(f"| {escape_cell(provider)} | " + " | ".join(cells) + " |")
     lines += ["", "`null`: the vendor does not report that count (never read as 0).", ""]
+    return lines
+
+
+def _request_table(rows: list[dict[str, Any]], providers: list[str]) -> list[str]:
+    """What each adapter sent (body mode, all cases): how big the static prefix is, whether it stayed byte-stable
+    across turns (the vendor's prompt cache depends on it), and how many request expectations failed."""
+    lines = ["## Requests per provider (body mode, all cases)", "",
+             "| provider | requests | prefix bytes | prefix stable | expectations failed | not checked |",
+             "|---|---:|---:|---|---:|---:|"]
+    for provider in providers:
+        body = [row for row in rows if row["provider"] == provider and row["mode"] == "body"]
+        records = [turn["request"] for row in body for turn in row["turns"] if isinstance(turn.get("request"), dict)]
+        sizes = sorted({record["prefix_bytes"] for record in records})
+        size = "—" if not sizes else str(sizes[0]) if len(sizes) == 1 else f"{sizes[0]}–{sizes[-1]}"
+        moved = sum(1 for row in body if any("static prefix changed" in problem
+                                             for problem in (row.get("correlation") or {}).get("problems", [])))
+        failed = [row for row in body if any(failure.startswith("request: ") for failure in row["failures"])]
+        unchecked = sum(1 for record in records if not record["checked"])
+        lines.append(f"| {escape_cell(provider)} | {len(records)} | {size} | "
+                     f"{'yes' if not moved else f'no ({moved} rows)'} | "
+                     f"{sum(len(record['problems']) for record in records)} in {len(failed)} rows | {unchecked} |")
+    lines += ["", "Prefix bytes: the static prefix (instructions, tools, tool choice, output schema) of the requests "
+              "as canonical JSON, smallest–largest over the cases.", ""]
     return lines
 
 

@@ -111,3 +111,13 @@ def test_model_text_that_looks_like_markup_renders_as_text(page: Any) -> None:
     assert page.evaluate("window.__xss") is None
     assert page.eval_on_selector_all("#details img, #details script", "nodes => nodes.length") == 0
     assert "Order ORD-1001 has shipped." in details
+
+
+def test_each_turn_shows_the_request_sent_beside_its_response(page: Any) -> None:
+    page.click('tr[data-case="parallel_tool_calls"] td[data-provider="anthropic-messages"] .entry[data-mode="body"]')
+    headers = page.eval_on_selector_all("#details th", "nodes => nodes.map(node => node.textContent)")
+    assert headers[:3] == ["turn", "request sent", "raw value"]
+    cells = page.eval_on_selector_all("#details tr td:nth-child(2)", "nodes => nodes.map(node => node.innerText)")
+    assert cells[0].splitlines()[1:] == ["system slot: yes", "tools: get_order", "choice: auto", "output schema: no",
+                                         "token cap: 512", "user"]
+    assert cells[1].splitlines()[-1] == "user → model → results [toolu_01pa0Qz, toolu_01pa1Qz]"

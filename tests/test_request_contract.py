@@ -14,6 +14,7 @@ import pytest
 from conformance.adapter import Adapter, ModelTurn, SentEntry, SentResult, ToolResult, ToolResults, UserMessage
 from conformance.cases import load_cases
 from conformance.registry import builtin_adapters
+from conformance.report import build_report, render_markdown
 from conformance.request_check import check_requests
 from conformance.runner import run_case
 from conformance.types import ToolCall, ToolCalls
@@ -403,3 +404,21 @@ def test_every_tool_choice_reads_back_as_the_case_states_it(provider: str) -> No
         assert sent is not None
         expected = "auto" if (provider, choice) == ("bedrock-converse", "none") else choice
         assert (sent.tool_choice, sent.forced_tool) == (expected, name), choice
+
+
+def test_report_md_tallies_requests_per_provider() -> None:
+    cases = [CASE["normal"], CASE["refusal"]]
+    dropped = mutated("openai-chat", lambda provider, request: request.pop("tools", None))
+    rows = [run_case(case, provider, dropped if provider == "openai-chat" else ADAPTERS[provider])
+            for case in cases for provider in ("openai-chat", "gemini")]
+    text = render_markdown(build_report(rows, ["gemini", "openai-chat"]))
+    table = text.split("## Requests per provider (body mode, all cases)\n\n")[1].split("\n\n")[0].splitlines()
+    def prefix_sizes(provider: str, adapter: Adapter) -> str:
+        sizes = sorted({turn["request"]["prefix_bytes"] for case in cases
+                        for turn in run_case(case, provider, adapter)["turns"]})
+        return str(sizes[0]) if len(sizes) == 1 else f"{sizes[0]}–{sizes[-1]}"
+
+    assert table[2:] == [
+        f"| gemini | 3 | {prefix_sizes('gemini', ADAPTERS['gemini'])} | yes | 0 in 0 rows | 0 |",
+        f"| openai-chat | 3 | {prefix_sizes('openai-chat', dropped)} | yes | 3 in 2 rows | 0 |",
+    ]
