@@ -6,11 +6,10 @@ How data flows. A case (``cases.py`` reads ``case.yaml`` and ``world.yaml`` thro
 transcript, and classifies each recorded body, error or stream into one contract kind (``types.py``); tool calls
 run against the case's world (``world.py``) and the answer is verified (``verify.py``). Correlation
 (``correlation.py``) and the request expectations (``request_check.py``) are checked on the requests the adapter
-built. ``runner.py`` turns each case × provider × mode
-into a report row (made report-safe by ``sanitize.py``); ``report.py``, ``html.py`` and ``markdown.py`` render it,
-``reportfiles.py`` writes the set, ``diff.py`` compares two reports, ``snapshot.py`` keeps the reviewed classifications and requests.
-``cli.py`` and ``pytest_plugin.py`` are the
-two ways in.
+built. ``runner.py`` turns each case × provider × mode into a report row (made report-safe by ``sanitize.py``);
+``report.py``, ``html.py`` and ``markdown.py`` render it, ``reportfiles.py`` writes the set, ``diff.py`` compares
+two reports, ``snapshot.py`` keeps the reviewed classifications and requests. ``cli.py`` and ``pytest_plugin.py``
+are the two ways in.
 
 The adapter kit. What ``providers/<api>/`` modules import to stay small and pure: ``adapter.py`` (the ``Adapter``
 record and the neutral task/transcript types), ``types.py`` (the kinds), ``calls.py`` (building calls and deciding
