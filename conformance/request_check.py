@@ -12,6 +12,7 @@ import hashlib
 import json
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from conformance.adapter import (
@@ -39,8 +40,9 @@ def check_requests(adapter: Adapter, task: Task, requests: Sequence[dict[str, An
     failures: each problem once, with the turns it holds on (``turns 1, 2: …``)."""
     records = []
     found: dict[str, list[int]] = {}
+    spelled = _Spelled.of(task)
     for index, (request, transcript) in enumerate(zip(requests, transcripts, strict=True)):
-        record = _check_one(adapter, task, request, transcript)
+        record = _check_one(adapter, task, spelled, request, transcript)
         records.append(record)
         for problem in record["problems"]:
             found.setdefault(problem, []).append(index + 1)
@@ -49,7 +51,24 @@ def check_requests(adapter: Adapter, task: Task, requests: Sequence[dict[str, An
     return records, failures
 
 
-def _check_one(adapter: Adapter, task: Task, request: dict[str, Any],
+@dataclass(frozen=True, slots=True)
+class _Spelled:
+    """The case's schemas and strings in canonical JSON, spelled once per row, not once per turn."""
+
+    tools: tuple[str, ...]
+    output_schema: str | None
+    strings: str
+    """Every string the case itself states (instructions, tools, schemas): a date in it is not a per-call value."""
+
+    @classmethod
+    def of(cls, task: Task) -> _Spelled:
+        return cls(tools=tuple(canonical(dict(tool.parameters)) for tool in task.tools),
+                   output_schema=canonical(dict(task.output_schema)) if task.output_schema is not None else None,
+                   strings=canonical([task.instructions, task.output_schema,
+                                      [(tool.name, tool.description, dict(tool.parameters)) for tool in task.tools]]))
+
+
+def _check_one(adapter: Adapter, task: Task, spelled: _Spelled, request: dict[str, Any],
                transcript: Sequence[TranscriptEntry]) -> dict[str, Any]:
     parts = adapter.read_request(request)
     text = canonical(request)
@@ -64,13 +83,13 @@ def _check_one(adapter: Adapter, task: Task, request: dict[str, Any],
         record["sent"] = None
     else:
         record["sent"] = _sent_record(parts.sent)
-        problems += _prefix_problems(task, parts.sent, conversation or [])
+        problems += _prefix_problems(task, spelled, parts.sent, conversation or [])
     if conversation is None:
         record["conversation"] = None
     else:
         record["conversation"] = [_entry_record(entry) for entry in conversation]
         problems += _conversation_problems(adapter, transcript, conversation)
-    problems += _cache_problems(adapter, task, request, transcript, parts)
+    problems += _cache_problems(adapter, task, spelled, request, transcript, parts)
     record["checked"] = parts.sent is not None and conversation is not None
     record["problems"] = problems
     return record
@@ -97,15 +116,16 @@ def _entry_record(entry: SentEntry) -> dict[str, Any]:
 
 # ---- The static prefix: instructions, tools, tool choice, output schema, token cap -------------------------------
 
-def _prefix_problems(task: Task, sent: SentPrefix, conversation: Sequence[SentEntry]) -> list[str]:
+def _prefix_problems(task: Task, spelled: _Spelled, sent: SentPrefix,
+                     conversation: Sequence[SentEntry]) -> list[str]:
     problems = _instruction_problems(task, sent, conversation)
     names = [tool.name for tool in task.tools]
     offered = [tool.name for tool in sent.tools]
     if offered != names:
         problems.append(f"tools offered [{', '.join(offered)}] ≠ case tools [{', '.join(names)}]")
     else:
-        for spec, tool in zip(task.tools, sent.tools, strict=True):
-            if canonical(tool.parameters) != canonical(dict(spec.parameters)):
+        for spec, tool, wanted in zip(task.tools, sent.tools, spelled.tools, strict=True):
+            if canonical(tool.parameters) != wanted:
                 problems.append(f"tool {spec.name}: the parameter schema sent differs from the case's "
                                 f"({_first_difference(dict(spec.parameters), tool.parameters)})")
     if task.tools:
@@ -117,7 +137,7 @@ def _prefix_problems(task: Task, sent: SentPrefix, conversation: Sequence[SentEn
         problems.append("an output schema is sent, but the case asks for free text")
     elif task.output_schema is not None and sent.output_schema is None:
         problems.append("the case's output schema is not in the vendor's structured-output slot")
-    elif task.output_schema is not None and canonical(sent.output_schema) != canonical(dict(task.output_schema)):
+    elif task.output_schema is not None and canonical(sent.output_schema) != spelled.output_schema:
         problems.append(f"the output schema sent differs from the case's "
                         f"({_first_difference(dict(task.output_schema), sent.output_schema)})")
     if sent.max_output_tokens != task.max_output_tokens:
@@ -234,26 +254,22 @@ VARYING = re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?\b|"
                      r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
 
 
-def _cache_problems(adapter: Adapter, task: Task, request: dict[str, Any], transcript: Sequence[TranscriptEntry],
-                    parts: RequestParts) -> list[str]:
+def _cache_problems(adapter: Adapter, task: Task, spelled: _Spelled, request: dict[str, Any],
+                    transcript: Sequence[TranscriptEntry], parts: RequestParts) -> list[str]:
     problems = []
     again = adapter.build_request(task, transcript)
-    if canonical(again) != canonical(request):
+    # Equal as values (a dict comparison, far cheaper than spelling the request again): a value that varies
+    # per call differs, while key order cannot vary between two builds in one process.
+    if again != request:
         problems.append(f"the same task and transcript built a different request "
-                        f"({_first_difference(request, again)}): a prefix that varies per call defeats the "
-                        f"vendor's prompt cache")
-    known = canonical(_task_strings(task))
+                        f"({_first_difference(request, again)}): a prefix that varies per call defeats "
+                        f"the vendor's prompt cache")
     for value in _strings(parts.prefix):
         for match in VARYING.finditer(value):
-            if match.group(0) not in known:
+            if match.group(0) not in spelled.strings:
                 problems.append(f"the static prefix holds {match.group(0)!r}, which the case does not: a per-call "
                                 f"value in the prefix defeats the vendor's prompt cache")
     return problems
-
-
-def _task_strings(task: Task) -> list[Any]:
-    return [task.instructions, task.output_schema,
-            [(tool.name, tool.description, dict(tool.parameters)) for tool in task.tools]]
 
 
 def _strings(value: Any) -> Iterable[str]:
