@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from conformance import serve_command
 from conformance.cases import load_cases
 from conformance.catalogue import render_catalogue
 from conformance.classify import classify_response
@@ -99,6 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
     init_command.add_argument("folder", type=Path, nargs="?", default=Path("."),
                               help="the repository to scaffold (default: here)")
 
+    serve_command.add_parser(commands, "cases folder (repeatable); replaces the bundled cases unless --with-bundled")
+
     schema = commands.add_parser("schema", help="print the case or world JSON Schema (or where it is installed)")
     schema.add_argument("name", choices=("case", "world"), help="which schema")
     schema.add_argument("--path", action="store_true", help="print the installed file's path instead")
@@ -110,7 +113,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = build_parser().parse_args(argv)
     handle_sigterm_as_interrupt()
     handler = {"run": _run, "inspect": _inspect, "diff": _diff, "list": _list, "redact": _redact,
-               "validate": _validate, "init": _init, "schema": _schema}[arguments.command]
+               "validate": _validate, "init": _init, "schema": _schema,
+               "serve": _serve}[arguments.command]
     try:
         return handler(arguments)
     except InputError as error:
@@ -123,6 +127,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt as interruption:
         print("interrupted: no report was written", file=sys.stderr)
         return 143 if isinstance(interruption, Terminated) else 130
+
+
+def _serve(arguments: argparse.Namespace) -> int:
+    return serve_command.serve(arguments, _roots(arguments))
 
 
 def _roots(arguments: argparse.Namespace) -> list[Path]:

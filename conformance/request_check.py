@@ -281,3 +281,15 @@ def _strings(value: Any) -> Iterable[str]:
     elif isinstance(value, list):
         for item in value:
             yield from _strings(item)
+
+
+def check_sent(adapter: Adapter, task: Task, request: Any) -> list[str]:
+    """The prefix expectations alone, on a request some other program sent (``conformance serve``): what the case's
+    task fixes, with no transcript to compare the conversation against."""
+    if not isinstance(request, dict):
+        return ["the request body is not a JSON object"]
+    parts = adapter.read_request(request)
+    if parts.sent is None:
+        return []
+    conversation = list(adapter.read_history(parts.history)) if adapter.read_history is not None else []
+    return _prefix_problems(task, _Spelled.of(task), parts.sent, conversation)

@@ -114,8 +114,7 @@ def _sent(request: Mapping[str, Any]) -> SentPrefix:
                     for declaration in list_or_empty(tool.get("functionDeclarations")) if isinstance(declaration, dict)]
     # `parametersJsonSchema` is JSON Schema as is; `parameters` (the OpenAPI subset) would need translating back,
     # and the adapters here never send it.
-    offered = tuple(SentTool(name=declaration["name"], parameters=declaration.get("parametersJsonSchema",
-                                                                                    declaration.get("parameters")))
+    offered = tuple(SentTool(name=declaration["name"], parameters=_parameters(declaration))
                     for declaration in declarations if isinstance(declaration.get("name"), str))
     config = request.get("toolConfig")
     calling = config.get("functionCallingConfig") if isinstance(config, dict) else None
@@ -132,6 +131,14 @@ def _sent(request: Mapping[str, Any]) -> SentPrefix:
         output_schema=generation.get("responseJsonSchema", generation.get("responseSchema")),
         max_output_tokens=int_or_none(generation.get("maxOutputTokens")),
     )
+
+
+def _parameters(declaration: dict[str, Any]) -> Any:
+    # The REST API takes proto field names in either spelling; google-genai 3.x sends this one in snake_case.
+    for key in ("parametersJsonSchema", "parameters_json_schema", "parameters"):
+        if key in declaration:
+            return declaration[key]
+    return None
 
 
 def _read_mode(mode: Any, allowed: Any) -> tuple[ToolChoice | None, str | None]:

@@ -1,0 +1,187 @@
+"""The replay router: recorded turns served to real clients over the five vendor HTTP APIs (docs/serve.md).
+
+A session is one case × provider × mode, named in the base URL's path (``/s/<case>/<provider>/<mode>``), with its own
+turn cursor. Each request gets the session's next turn: the recorded status, headers and body, or its stream (SSE
+byte for byte, one chunk per event; Bedrock ``.jsonl`` re-encoded as binary event stream frames). A byte-identical
+repeat of the previous request replays the same turn, so a client's retries cannot shift the script; error turns also
+say ``x-should-retry: false``. Every request body is kept, so the engine can check what the real client sent.
+
+Pure: no sockets here. ``conformance.serve`` puts it behind a loopback HTTP server; an in-process transport can call
+``Replay.handle`` directly.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import unquote
+
+from conformance.cases import Case
+from conformance.eventstream import encode_jsonl
+from conformance.fixtures import RecordedTurn
+
+# The vendor path after the session prefix → (API, stream when the path alone says so).
+ROUTES: tuple[tuple[re.Pattern[str], str, bool | None], ...] = (
+    (re.compile(r"/v1/responses"), "openai-responses", None),
+    (re.compile(r"/v1/chat/completions"), "openai-chat", None),
+    (re.compile(r"/v1/messages"), "anthropic-messages", None),
+    (re.compile(r"/v1(?:beta|alpha)?/models/[^/:]+:generateContent"), "gemini", False),
+    (re.compile(r"/v1(?:beta|alpha)?/models/[^/:]+:streamGenerateContent"), "gemini", True),
+    (re.compile(r"/model/[^/]+/converse"), "bedrock-converse", False),
+    (re.compile(r"/model/[^/]+/converse-stream"), "bedrock-converse", True),
+)
+SESSION = re.compile(r"/s/(?P<case>[^/]+)/(?P<provider>[^/]+)/(?P<mode>body|stream)(?P<rest>/.*)")
+SSE = "text/event-stream; charset=utf-8"
+EVENTSTREAM = "application/vnd.amazon.eventstream"
+# The header each API's client reads its request id from (openai `x-request-id`, anthropic `request-id`,
+# botocore `x-amzn-RequestId`); Gemini has none.
+REQUEST_ID_HEADERS = {"openai-responses": "x-request-id", "openai-chat": "x-request-id",
+                      "anthropic-messages": "request-id", "bedrock-converse": "x-amzn-RequestId"}
+
+
+@dataclass(slots=True)
+class Reply:
+    """One HTTP response: status, headers, and the body as chunks (a stream is flushed chunk by chunk)."""
+
+    status: int
+    headers: dict[str, str]
+    chunks: Sequence[bytes] | Iterator[bytes]
+    streamed: bool = False
+
+
+@dataclass(slots=True)
+class Session:
+    """One case × provider × mode as a client plays it: the turn cursor and everything the client sent."""
+
+    case: Case
+    provider: str
+    mode: str
+    cursor: int = 0
+    requests: list[Any] = field(default_factory=list)
+    """Each request body the client sent (parsed JSON, or the text when it was not JSON), repeats left out."""
+    served: list[int] = field(default_factory=list)
+    """The 1-based turn served for each request kept."""
+    unmatched: list[str] = field(default_factory=list)
+    """Requests no turn answered, each with the reason."""
+    last_body: bytes | None = None
+
+
+class Replay:
+    """Sessions over loaded cases; thread-safe (one lock per replay: turns are served in request order)."""
+
+    def __init__(self, cases: Sequence[Case]) -> None:
+        self.cases = {case.id: case for case in cases}
+        self.sessions: dict[tuple[str, str, str], Session] = {}
+        self.lock = threading.Lock()
+
+    def handle(self, method: str, path: str, query: str, body: bytes) -> Reply:
+        """The reply to one request, by its path (``/s/<case>/<provider>/<mode>/<vendor path>``) and body."""
+        match = SESSION.fullmatch(unquote(path))
+        if method != "POST" or match is None:
+            return _problem(404, f"no session in {method} {path}: expected POST /s/<case>/<provider>/<body|stream>"
+                                 "/<vendor path> (conformance serve prints the base URLs)")
+        case = self.cases.get(match["case"])
+        if case is None or match["provider"] not in case.providers:
+            what = "case" if case is None else f"provider of case {match['case']}"
+            return _problem(404, f"no {what} {match['case'] if case is None else match['provider']!r} here; "
+                                 f"cases: {', '.join(sorted(self.cases)) or 'none'}")
+        route = _route(match["rest"])
+        if route is None:
+            return _problem(404, f"case {case.id}: {match['rest']} is none of the vendor paths this server speaks")
+        api, stream = route
+        with self.lock:
+            key = (case.id, match["provider"], match["mode"])
+            session = self.sessions.setdefault(key, Session(case, match["provider"], match["mode"]))
+            return _serve(session, api, stream, query, body)
+
+
+def _route(rest: str) -> tuple[str, bool | None] | None:
+    for pattern, api, stream in ROUTES:
+        if pattern.fullmatch(rest):
+            return api, stream
+    return None
+
+
+def _serve(session: Session, api: str, stream: bool | None, query: str, body: bytes) -> Reply:
+    turns = session.case.providers[session.provider].turns
+    repeat = body == session.last_body and session.cursor > 0
+    index = session.cursor - 1 if repeat else session.cursor
+    if index >= len(turns):
+        reason = (f"case {session.case.id} [{session.provider}]: request {len(session.requests) + 1} asks for turn "
+                  f"{index + 1}, but {len(turns)} turn(s) are recorded")
+        session.unmatched.append(reason)
+        return _problem(409, reason)
+    if not repeat:
+        session.cursor += 1
+        session.requests.append(_parsed(body))
+        session.served.append(index + 1)
+        session.last_body = body
+    turn = turns[index]
+    wants_stream = stream if stream is not None else _asks_stream(body)
+    reply = _reply(turn, api, wants_stream, session, index)
+    reply.headers.setdefault(REQUEST_ID_HEADERS.get(api, "x-request-id"),
+                             f"req_{session.case.id}_{session.mode}_{index + 1}")
+    return reply
+
+
+def _reply(turn: RecordedTurn, api: str, wants_stream: bool, session: Session, index: int) -> Reply:
+    headers = {name.lower(): value for name, value in turn.headers.items()}
+    if turn.status >= 400:
+        headers.setdefault("content-type", "application/json" if not isinstance(turn.body, str) else "text/plain")
+        headers["x-should-retry"] = "false"
+        return Reply(turn.status, headers, [_body_bytes(turn)])
+    if not wants_stream:
+        if not turn.has_body:
+            return _problem(409, f"case {session.case.id} [{session.provider}]: turn {index + 1} was recorded as a "
+                                 "stream only; the client asked for a body")
+        headers.setdefault("content-type", "application/json")
+        return Reply(turn.status, headers, [_body_bytes(turn)])
+    if turn.stream is None:
+        return _problem(409, f"case {session.case.id} [{session.provider}]: turn {index + 1} has no recorded stream; "
+                             "the client asked for one")
+    text = turn.stream.read_bytes()
+    if api == "bedrock-converse":
+        headers["content-type"] = EVENTSTREAM
+        return Reply(turn.status, headers, list(encode_jsonl(text.decode("utf-8"))), streamed=True)
+    headers["content-type"] = SSE
+    return Reply(turn.status, headers, _events(text), streamed=True)
+
+
+def _events(text: bytes) -> list[bytes]:
+    """SSE bytes cut after each blank line, so each event is flushed on its own; the bytes are unchanged."""
+    pieces = re.split(rb"(?<=\n\n)|(?<=\r\n\r\n)", text)
+    return [piece for piece in pieces if piece]
+
+
+def _body_bytes(turn: RecordedTurn) -> bytes:
+    if turn.body_path is not None:
+        return turn.body_path.read_bytes()
+    if isinstance(turn.body, str):
+        return turn.body.encode("utf-8")
+    return json.dumps(turn.body, ensure_ascii=False).encode("utf-8") if turn.body is not None else b""
+
+
+def _asks_stream(body: bytes) -> bool:
+    try:
+        request = json.loads(body)
+    except ValueError:
+        return False
+    return isinstance(request, dict) and request.get("stream") is True
+
+
+def _parsed(body: bytes) -> Any:
+    try:
+        return json.loads(body)
+    except ValueError:
+        return body.decode("utf-8", "replace")
+
+
+def _problem(status: int, message: str) -> Reply:
+    """An error the client will raise, naming what went wrong; ``x-should-retry: false`` so it is not retried."""
+    payload = {"error": {"type": "conformance_replay", "message": message}}
+    return Reply(status, {"content-type": "application/json", "x-should-retry": "false"},
+                 [json.dumps(payload, ensure_ascii=False).encode("utf-8")])

@@ -1,0 +1,167 @@
+"""``conformance serve``: the replay router behind a loopback HTTP server (docs/serve.md).
+
+127.0.0.1 only, port 0 (any free port) by default, stopped by itself after ``max_seconds`` or ``max_requests``.
+The stdlib ``ThreadingHTTPServer`` with Nagle's algorithm off: with it on, the body of each keep-alive response
+waits for the client's delayed ACK (about 45 ms a request).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import urlsplit
+
+from conformance.cases import Case
+from conformance.replay import Replay
+from conformance.request_check import check_sent
+
+MAX_BODY_BYTES = 64 * 1024 * 1024
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: ReplayServer
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+
+    def do_POST(self) -> None:  # noqa: N802 - the name http.server dispatches to
+        self._answer("POST")
+
+    def do_GET(self) -> None:  # noqa: N802
+        self._answer("GET")
+
+    def _answer(self, method: str) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        body = self.rfile.read(min(length, MAX_BODY_BYTES)) if length else b""
+        parts = urlsplit(self.path)
+        reply = self.server.replay.handle(method, parts.path, parts.query, body)
+        self.send_response(reply.status)
+        for name, value in reply.headers.items():
+            self.send_header(name, value)
+        if reply.streamed:
+            self.send_header("transfer-encoding", "chunked")
+            self.end_headers()
+            for chunk in reply.chunks:
+                self.wfile.write(f"{len(chunk):x}\r\n".encode("ascii") + chunk + b"\r\n")
+                self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+        else:
+            data = b"".join(reply.chunks)
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        self.wfile.flush()
+        self.server.count()  # after the reply is out: the last request of a bounded run is answered whole
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the signature http.server calls
+        """Quiet: what each session was sent is in the replay's sessions, not on stderr."""
+
+
+class ReplayServer(ThreadingHTTPServer):
+    """A loopback server over a ``Replay``; ``stop_after`` bounds it in time and in requests."""
+
+    daemon_threads = True
+
+    def __init__(self, replay: Replay, port: int = 0, max_requests: int | None = None) -> None:
+        super().__init__(("127.0.0.1", port), _Handler)
+        self.replay, self.max_requests, self.requests = replay, max_requests, 0
+        self._count_lock = threading.Lock()
+
+    @property
+    def base(self) -> str:
+        """``http://127.0.0.1:<port>``."""
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+    def count(self) -> None:
+        """One more request answered; at ``max_requests`` the server shuts down (from another thread)."""
+        with self._count_lock:
+            self.requests += 1
+            if self.max_requests is not None and self.requests >= self.max_requests:
+                threading.Thread(target=self.shutdown, daemon=True).start()
+
+
+def session_base(base: str, case_id: str, provider: str, mode: str) -> str:
+    """The base of one session's URLs: ``<server>/s/<case>/<provider>/<mode>``."""
+    return f"{base}/s/{case_id}/{provider}/{mode}"
+
+
+def client_environment(base: str, case_id: str = "<case>", provider: str = "<provider>",
+                       mode: str = "body") -> dict[str, str]:
+    """The environment that points every official client at one session, with fake keys and retries off."""
+    root = session_base(base, case_id, provider, mode)
+    return {
+        "OPENAI_BASE_URL": f"{root}/v1", "OPENAI_API_KEY": "sk-replay",
+        "ANTHROPIC_BASE_URL": root, "ANTHROPIC_API_KEY": "sk-ant-replay",
+        "GOOGLE_GEMINI_BASE_URL": root, "GOOGLE_GENAI_API_VERSION": "v1beta", "GEMINI_API_KEY": "replay",
+        "AWS_ENDPOINT_URL_BEDROCK_RUNTIME": root, "AWS_ACCESS_KEY_ID": "replay", "AWS_SECRET_ACCESS_KEY": "replay",
+        "AWS_DEFAULT_REGION": "us-east-1", "AWS_EC2_METADATA_DISABLED": "true", "AWS_MAX_ATTEMPTS": "1",
+    }
+
+
+def run_server(cases: Sequence[Case], port: int = 0, max_seconds: float = 600.0,
+               max_requests: int | None = None, ready: Any = None) -> Replay:
+    """Serve until ``max_seconds`` pass or ``max_requests`` are answered; ``ready(server)`` is called once it listens.
+    Returns the replay, whose sessions hold what each client sent."""
+    replay = Replay(cases)
+    server = ReplayServer(replay, port, max_requests)
+    timer = threading.Timer(max_seconds, server.shutdown)
+    timer.daemon = True
+    timer.start()
+    try:
+        if ready is not None:
+            ready(server)
+        server.serve_forever(poll_interval=0.05)
+    finally:
+        timer.cancel()
+        server.server_close()
+    return replay
+
+
+class BackgroundServer:
+    """A replay server on a daemon thread, for tests and in-process runs: ``with BackgroundServer(cases) as s``."""
+
+    def __init__(self, cases: Sequence[Case], max_seconds: float = 300.0) -> None:
+        self.replay = Replay(cases)
+        self.server = ReplayServer(self.replay)
+        self.max_seconds = max_seconds
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self.started = 0.0
+
+    def __enter__(self) -> BackgroundServer:
+        self.started = time.monotonic()
+        self.thread.start()
+        self.timer = threading.Timer(self.max_seconds, self.server.shutdown)
+        self.timer.daemon = True
+        self.timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.timer.cancel()
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(timeout=5)
+
+    @property
+    def base(self) -> str:
+        """``http://127.0.0.1:<port>``."""
+        return self.server.base
+
+
+def session_records(replay: Replay, adapters: dict[str, Any]) -> list[dict[str, Any]]:
+    """What each session's client sent and how it fared: turns served, requests no turn answered, and the prefix
+    expectations of each request (docs/contract.md, "Requests") when the provider is one an adapter reads."""
+    records = []
+    for (case_id, provider, mode), session in sorted(replay.sessions.items()):
+        adapter = adapters.get(provider)
+        task = session.case.task
+        records.append({
+            "case": case_id, "provider": provider, "mode": mode,
+            "turns_recorded": len(session.case.providers[provider].turns),
+            "turns_served": session.served,
+            "unmatched": session.unmatched,
+            "requests": [{"turn": turn, "problems": check_sent(adapter, task, request) if adapter else None}
+                         for turn, request in zip(session.served, session.requests, strict=True)],
+        })
+    return records
