@@ -7,6 +7,7 @@ misuse (a case that recorded fewer turns than the loop needs).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -58,13 +59,20 @@ def replay_turn(adapter: Adapter, recorded: RecordedTurn, mode: str) -> tuple[Mo
     return classify_response(adapter, recorded.status, recorded.headers, recorded.body), None
 
 
+Respond = Callable[[int, tuple[TranscriptEntry, ...]], tuple[ModelResponse, dict[str, Any]]]
+"""A real client's turn (a stack, ``conformance.stack``): turn index and transcript → its kind and the request the
+client sent."""
+
+
 def run_loop(case: Case, provider: str, adapter: Adapter, turns: tuple[RecordedTurn, ...],
-             mode: str = "body", run: LoopRun | None = None) -> LoopRun:
+             mode: str = "body", run: LoopRun | None = None, respond: Respond | None = None) -> LoopRun:
     """Replay ``turns`` through ``adapter`` as the bounded tool loop would run, and say what the business got.
 
     ``run`` (optional) is filled in as the loop goes, so a caller still has the turns done, the turn in progress
-    and its fixture when the adapter raises."""
+    and its fixture when the adapter raises. With ``respond``, a real client makes each call instead (against a
+    replay of the same turns), and ``adapter`` only reads the requests it sent."""
     loop = _Loop(case, provider, adapter, turns, mode, run if run is not None else LoopRun())
+    loop.respond = respond
     for index in range(case.max_turns):
         response = loop.replay(index)
         match response:
@@ -99,23 +107,32 @@ class _Loop:
         self.answered = 0  # follow-up user messages already sent
         self.exchange_receipts = 0  # receipts before this exchange do not verify its answer
         self.tools = {spec.name: self.world.tools[spec.name] for spec in case.task.tools}
+        self.respond: Respond | None = None
 
     def replay(self, index: int) -> ModelResponse:
-        """Build turn ``index``'s request, then read the recorded response to it."""
+        """Build turn ``index``'s request, then read the recorded response to it (or let a real client do both)."""
         run = self.run
         run.turn, run.phase, run.fixture = index + 1, "building the request", ""
         run.transcripts.append(tuple(self.transcript))
-        run.requests.append(self.adapter.build_request(self.case.task, self.transcript))
+        if self.respond is None:
+            run.requests.append(self.adapter.build_request(self.case.task, self.transcript))
         if index >= len(self.turns):
             raise InputError([_missing_turn(self.case, self.provider, index, run)])
         recorded = self.turns[index]
         streamed = self.mode == "stream" and recorded.status < 400 and recorded.stream is not None
-        run.phase, run.fixture = "reading the response", recorded.stream_source if streamed else recorded.source
-        response, stream = replay_turn(self.adapter, recorded, self.mode)
+        run.fixture = recorded.stream_source if streamed else recorded.source
+        stream: dict[str, Any] | None = None
+        if self.respond is not None:
+            run.phase = "calling the stack"
+            response, request = self.respond(index, tuple(self.transcript))
+            run.requests.append(request)
+        else:
+            run.phase = "reading the response"
+            response, stream = replay_turn(self.adapter, recorded, self.mode)
         if isinstance(response, Text) and self.case.task.output_schema is not None:
             response = replace(response, parsed=_parse_json(response.text))
         run.responses.append(response)
-        run.sources.append(recorded.stream_source if stream is not None else recorded.source)
+        run.sources.append(run.fixture)
         run.statuses.append(recorded.status)
         run.streams.append(stream)
         return response

@@ -23,7 +23,17 @@ BUILTIN: dict[str, str] = {
 
 def load_adapter(spec: str) -> Adapter:
     """The Adapter record named by ``module:object`` (e.g. ``myapp.llm:CONFORMANCE_ADAPTER``) or by
-    ``path/to/file.py:object``.
+    ``path/to/file.py:object``."""
+    adapter = load_object_spec(spec, "--adapter")
+    if not isinstance(adapter, Adapter):
+        raise InputError([Problem(spec, None, f"{spec.rpartition(':')[2]} is not a conformance.adapter.Adapter",
+                                  "export an Adapter record (see docs/adapters.md)")])
+    return adapter
+
+
+def load_object_spec(spec: str, flag: str) -> Any:
+    """The object named by ``module:object`` or ``path/to/file.py:object`` on the command line (``flag`` names the
+    option in messages).
 
     Nothing is added to ``sys.path``: a module is imported only if the environment already makes it importable
     (installed, or ``PYTHONPATH`` set by the user), and a file only when named. Running the command inside an
@@ -31,18 +41,17 @@ def load_adapter(spec: str) -> Adapter:
     module_name, _, attribute = spec.rpartition(":")
     if not module_name or not attribute:
         raise InputError([Problem(spec, None, "expected module:object or path/to/file.py:object",
-                                  "e.g. --adapter myapp.adapters:ADAPTER")])
+                                  f"e.g. {flag} myapp.adapters:ADAPTER")])
     try:
         module = _import_file(module_name) if module_name.endswith(".py") else importlib.import_module(module_name)
     except (ImportError, OSError) as error:
-        fix = ("install the module, set PYTHONPATH to its folder, or name the file: --adapter path/to/file.py:"
+        fix = (f"install the module, set PYTHONPATH to its folder, or name the file: {flag} path/to/file.py:"
                f"{attribute}")
         raise InputError([Problem(spec, None, f"cannot import {module_name}: {error}", fix)]) from None
-    adapter = getattr(module, attribute, None)
-    if not isinstance(adapter, Adapter):
-        raise InputError([Problem(spec, None, f"{attribute} is not a conformance.adapter.Adapter",
-                                  "export an Adapter record (see docs/adapters.md)")])
-    return adapter
+    if not hasattr(module, attribute):
+        raise InputError([Problem(spec, None, f"{module_name} has no {attribute}",
+                                  f"name an object the module defines: {flag} {module_name}:NAME")])
+    return getattr(module, attribute)
 
 
 def load_object(spec: str, base: Path | None = None) -> Any:

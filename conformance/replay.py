@@ -85,9 +85,11 @@ class Replay:
             return _problem(404, f"no session in {method} {path}: expected POST /s/<case>/<provider>/<body|stream>"
                                  "/<vendor path> (conformance serve prints the base URLs)")
         case = self.cases.get(match["case"])
-        if case is None or match["provider"] not in case.providers:
+        # A stack's session is `<provider>@<stack>`: the provider's fixtures, its own cursor.
+        fixtures = match["provider"].split("@")[0]
+        if case is None or fixtures not in case.providers:
             what = "case" if case is None else f"provider of case {match['case']}"
-            return _problem(404, f"no {what} {match['case'] if case is None else match['provider']!r} here; "
+            return _problem(404, f"no {what} {match['case'] if case is None else fixtures!r} here; "
                                  f"cases: {', '.join(sorted(self.cases)) or 'none'}")
         route = _route(match["rest"])
         if route is None:
@@ -95,8 +97,19 @@ class Replay:
         api, stream = route
         with self.lock:
             key = (case.id, match["provider"], match["mode"])
-            session = self.sessions.setdefault(key, Session(case, match["provider"], match["mode"]))
+            session = self.sessions.setdefault(key, Session(case, fixtures, match["mode"]))
             return _serve(session, api, stream, query, body)
+
+    def reset(self, case_id: str, provider: str, mode: str) -> None:
+        """Forget a session, so the next request starts at turn 1 (a row run again)."""
+        with self.lock:
+            self.sessions.pop((case_id, provider, mode), None)
+
+    def sent(self, case_id: str, provider: str, mode: str) -> list[Any]:
+        """The request bodies a session's client sent, in order (repeats left out)."""
+        with self.lock:
+            session = self.sessions.get((case_id, provider, mode))
+            return list(session.requests) if session is not None else []
 
 
 def _route(rest: str) -> tuple[str, bool | None] | None:

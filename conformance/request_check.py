@@ -35,14 +35,16 @@ def canonical(value: Any) -> str:
 
 
 def check_requests(adapter: Adapter, task: Task, requests: Sequence[dict[str, Any]],
-                   transcripts: Sequence[Sequence[TranscriptEntry]]) -> tuple[list[dict[str, Any]], list[str]]:
+                   transcripts: Sequence[Sequence[TranscriptEntry]],
+                   rebuild: bool = True) -> tuple[list[dict[str, Any]], list[str]]:
     """Per request, a record for the report (sizes, digest, what each slot carries, problems), and the row's
-    failures: each problem once, with the turns it holds on (``turns 1, 2: …``)."""
+    failures: each problem once, with the turns it holds on (``turns 1, 2: …``). ``rebuild`` False: the requests
+    came from a real client (a stack), so the adapter's own build is not the one to repeat."""
     records = []
     found: dict[str, list[int]] = {}
     spelled = _Spelled.of(task)
     for index, (request, transcript) in enumerate(zip(requests, transcripts, strict=True)):
-        record = _check_one(adapter, task, spelled, request, transcript)
+        record = _check_one(adapter, task, spelled, request, transcript, rebuild)
         records.append(record)
         for problem in record["problems"]:
             found.setdefault(problem, []).append(index + 1)
@@ -69,7 +71,7 @@ class _Spelled:
 
 
 def _check_one(adapter: Adapter, task: Task, spelled: _Spelled, request: dict[str, Any],
-               transcript: Sequence[TranscriptEntry]) -> dict[str, Any]:
+               transcript: Sequence[TranscriptEntry], rebuild: bool) -> dict[str, Any]:
     parts = adapter.read_request(request)
     text = canonical(request)
     record: dict[str, Any] = {
@@ -89,7 +91,7 @@ def _check_one(adapter: Adapter, task: Task, spelled: _Spelled, request: dict[st
     else:
         record["conversation"] = [_entry_record(entry) for entry in conversation]
         problems += _conversation_problems(adapter, transcript, conversation)
-    problems += _cache_problems(adapter, task, spelled, request, transcript, parts)
+    problems += _cache_problems(adapter, task, spelled, request, transcript, parts, rebuild)
     record["checked"] = parts.sent is not None and conversation is not None
     record["problems"] = problems
     return record
@@ -255,9 +257,9 @@ VARYING = re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?\b|"
 
 
 def _cache_problems(adapter: Adapter, task: Task, spelled: _Spelled, request: dict[str, Any],
-                    transcript: Sequence[TranscriptEntry], parts: RequestParts) -> list[str]:
+                    transcript: Sequence[TranscriptEntry], parts: RequestParts, rebuild: bool) -> list[str]:
     problems = []
-    again = adapter.build_request(task, transcript)
+    again = adapter.build_request(task, transcript) if rebuild else request
     # Equal as values (a dict comparison, far cheaper than spelling the request again): a value that varies
     # per call differs, while key order cannot vary between two builds in one process.
     if again != request:

@@ -11,7 +11,7 @@ from conformance.adapter import Adapter
 from conformance.cases import Case, Expectation
 from conformance.correlation import check_correlation
 from conformance.errors import InputError
-from conformance.loop import LoopRun, run_loop
+from conformance.loop import LoopRun, Respond, run_loop
 from conformance.request_check import check_requests
 from conformance.sanitize import report_safe
 from conformance.types import USAGE_FIELDS, ModelResponse
@@ -53,27 +53,37 @@ def run_case_with_requests(case: Case, provider: str, adapter: Adapter,
     return report_safe(row), error, run.requests
 
 
-def _run_case(case: Case, provider: str, adapter: Adapter, mode: str,
-              run: LoopRun) -> tuple[dict[str, Any], Exception | None]:
+def run_lane(case: Case, provider: str, adapter: Adapter, mode: str, respond: Respond, row_provider: str,
+             stack: str) -> tuple[dict[str, Any], Exception | None, list[dict[str, Any]]]:
+    """A row whose calls a real client makes (``respond``, a stack's lane): ``adapter`` reads what it sent."""
+    run = LoopRun()
+    row, error = _run_case(case, provider, adapter, mode, run, respond, row_provider, stack)
+    return report_safe(row), error, run.requests
+
+
+def _run_case(case: Case, provider: str, adapter: Adapter, mode: str, run: LoopRun, respond: Respond | None = None,
+              row_provider: str | None = None, stack: str = "raw") -> tuple[dict[str, Any], Exception | None]:
     fixtures = case.providers[provider]
     expectation = case.expectation_for(provider)
     row: dict[str, Any] = {
         "case": case.id,
         "scenario": case.scenario,
         "title": case.title,
-        "provider": provider,
+        "provider": row_provider or provider,
+        "stack": stack,
         "mode": mode,
         "expected": _expected(expectation),
         "override": {"why": expectation.why} if expectation.why else None,
     }
     try:
-        run_loop(case, provider, adapter, fixtures.turns, mode, run)
+        run_loop(case, provider, adapter, fixtures.turns, mode, run, respond)
     except InputError:
         raise
     except Exception as error:  # noqa: BLE001 - a user's adapter must not take the whole run down
         return _error_row(row, run, error), error
     correlation = check_correlation(adapter, run.requests, run.responses)
-    requests, request_failures = check_requests(adapter, case.task, run.requests, run.transcripts)
+    requests, request_failures = check_requests(adapter, case.task, run.requests, run.transcripts,
+                                                rebuild=respond is None)
     turns = [_turn_record(index, response, run) for index, response in enumerate(run.responses)]
     for turn, request in zip(turns, requests, strict=False):
         turn["request"] = request

@@ -1,0 +1,76 @@
+"""Stacks: a team's real client code as a lane of the matrix (docs/stacks.md).
+
+A stack is what a production adapter looks like: given the neutral task, the transcript and an ``Endpoint`` (a
+replay session's base URL), it makes the real call through a real client — an official SDK, a gateway — and maps
+what the client returns (or raises) to one contract kind. The replay server keeps every request the client sent, so
+correlation and the request checks run on what the real client sent, read by the raw adapter of the same API.
+
+A stack's rows are named ``<provider>@<stack>`` (e.g. ``openai-chat@openai-sdk``): the report compares them side
+by side with the raw adapters, column by column.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from conformance.adapter import Task, TranscriptEntry
+from conformance.errors import InputError, Problem
+from conformance.types import ModelResponse
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Endpoint:
+    """Where a stack's client sends its requests: one replay session."""
+
+    base_url: str
+    """The session root, ``http://127.0.0.1:<port>/s/<case>/<provider>/<mode>``; each SDK adds its own path (the
+    openai SDK wants ``<base_url>/v1``; anthropic, google-genai and boto3 take it as it is)."""
+    stream: bool
+    """Whether this row calls the streaming API."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Stack:
+    """A real client's lane, registered under a stack id."""
+
+    id: str
+    """The stack id, e.g. ``openai-sdk``; its rows are ``<provider>@<id>``."""
+    provider: str
+    """The API it speaks, whose fixtures it replays and whose raw adapter reads its requests."""
+    call: Callable[[Task, Sequence[TranscriptEntry], Endpoint], ModelResponse]
+    """Make one real call for the next turn and map the result (or the client's exception) to one kind."""
+    requires: tuple[str, ...] = ()
+    """Modules the stack imports (its SDK); without them its rows are skipped with a one-line reason."""
+    description: str = ""
+
+    @property
+    def row_id(self) -> str:
+        """The report's provider column for this stack: ``<provider>@<id>``."""
+        return f"{self.provider}@{self.id}"
+
+    def missing(self) -> list[str]:
+        """The required modules that are not installed."""
+        return [module for module in self.requires if importlib.util.find_spec(module) is None]
+
+
+BUILTIN_STACKS: dict[str, str] = {
+    "openai-chat@openai-sdk": "conformance.providers.openai_chat.sdk_stack:STACK",
+}
+
+
+def load_stack(spec: str) -> Stack:
+    """The Stack record named by ``module:object`` or ``path/to/file.py:object`` (imported as adapters are)."""
+    from conformance.registry import load_object_spec  # noqa: PLC0415 - registry imports adapters, not stacks
+
+    stack = load_object_spec(spec, "--stack")
+    if not isinstance(stack, Stack):
+        raise InputError([Problem(spec, None, f"is a {type(stack).__name__}, not a conformance.stack.Stack",
+                                  "point --stack at a Stack(...) record")])
+    return stack
+
+
+def builtin_stacks() -> dict[str, Stack]:
+    """The reference stacks shipped with the suite, by row id."""
+    return {row_id: load_stack(spec) for row_id, spec in BUILTIN_STACKS.items()}

@@ -1,0 +1,50 @@
+"""Runs a stack's rows: the case's turns replayed by a loopback server, the stack's real client calling it
+(docs/stacks.md). One server per process, started on first use, serves every stack row."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from conformance.adapter import Adapter, TranscriptEntry
+from conformance.cases import Case
+from conformance.replay import Replay
+from conformance.serve import BackgroundServer, session_base
+from conformance.stack import Endpoint, Stack
+from conformance.types import ModelResponse
+
+# Long enough for any run; the server's thread is a daemon and ends with the process.
+SERVER_SECONDS = 6 * 3600
+_LOCK = threading.Lock()
+_SERVER: BackgroundServer | None = None
+
+
+def shared_server() -> BackgroundServer:
+    """This process's replay server (127.0.0.1, any free port), started on first use."""
+    global _SERVER  # noqa: PLW0603 - one server per process, shared by every stack row
+    with _LOCK:
+        if _SERVER is None:
+            _SERVER = BackgroundServer([], max_seconds=SERVER_SECONDS).__enter__()
+        return _SERVER
+
+
+def run_stack_case(case: Case, stack: Stack, reader: Adapter,
+                   mode: str = "body") -> tuple[dict[str, Any], Exception | None, list[dict[str, Any]]]:
+    """One stack row (``<provider>@<stack>``): the report row, the stack's exception (or None), and the requests
+    its client sent."""
+    from conformance.runner import run_lane  # noqa: PLC0415 - runner imports nothing of the stack lane
+
+    server = shared_server()
+    replay: Replay = server.replay
+    with replay.lock:
+        replay.cases[case.id] = case
+    replay.reset(case.id, stack.row_id, mode)
+    endpoint = Endpoint(base_url=session_base(server.base, case.id, stack.row_id, mode), stream=mode == "stream")
+
+    def respond(index: int, transcript: tuple[TranscriptEntry, ...]) -> tuple[ModelResponse, dict[str, Any]]:
+        response = stack.call(case.task, transcript, endpoint)
+        sent = replay.sent(case.id, stack.row_id, mode)
+        request = sent[index] if len(sent) > index and isinstance(sent[index], dict) else {}
+        return response, request
+
+    return run_lane(case, stack.provider, reader, mode, respond, stack.row_id, stack.id)
