@@ -30,6 +30,8 @@ from conformance.sanitize import report_safe, terminal_safe
 from conformance.scaffold import init, schema_path, schema_text
 from conformance.selection import coverage, missing_providers, select_items
 from conformance.sse import read_chunks
+from conformance.stack import select_stacks
+from conformance.stack_runner import stack_lanes
 from conformance.yamlfile import MAX_FILE_BYTES
 
 EXIT_OK, EXIT_FAILED, EXIT_INPUT = 0, 1, 2
@@ -66,6 +68,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="run only this mode (repeatable; default: every mode the fixtures allow)")
     run.add_argument("--require-providers", action="store_true",
                      help="fail (exit 1) when a case that ran has no fixtures for a selected provider")
+    run.add_argument("--stack", action="append", default=[], metavar="STACK",
+                     help="also run a real client's lane: all, a reference stack (openai-chat@openai-sdk) or "
+                          "module:object (repeatable; docs/stacks.md)")
 
     inspect = commands.add_parser("inspect", help="classify one recorded response and print it as JSON")
     inspect.add_argument("--provider", required=True, help="provider id")
@@ -154,7 +159,9 @@ def _run(arguments: argparse.Namespace) -> int:
                                   else "record fixtures under providers.<id> in the cases, or pick a provider they "
                                        "have")])
     rows = [run_case(item.case, item.provider, adapters[item.provider], item.mode) for item in items]
-    report = build_report(rows, list(adapters))
+    stack_rows, lanes = stack_lanes(select_stacks(arguments.stack), items, adapters)
+    rows += stack_rows
+    report = build_report(rows, list(adapters) + lanes)
     written = write_reports(report, arguments.report_dir)
     markdown = render_markdown(report)
     print(terminal_safe(markdown))

@@ -74,3 +74,21 @@ def load_stack(spec: str) -> Stack:
 def builtin_stacks() -> dict[str, Stack]:
     """The reference stacks shipped with the suite, by row id."""
     return {row_id: load_stack(spec) for row_id, spec in BUILTIN_STACKS.items()}
+
+
+def select_stacks(specs: Sequence[str] | None) -> list[Stack]:
+    """``--stack`` values: ``all`` (the reference stacks), a reference stack's row id, or ``module:object``."""
+    builtin = BUILTIN_STACKS
+    chosen: dict[str, Stack] = {}
+    for spec in specs or []:
+        if spec == "all":
+            chosen.update(builtin_stacks())
+        elif spec in builtin:
+            chosen[spec] = load_stack(builtin[spec])
+        elif ":" in spec:
+            stack = load_stack(spec)
+            chosen[stack.row_id] = stack
+        else:
+            raise InputError([Problem("--stack", None, f"unknown stack {spec!r}",
+                                      f"use all, one of {', '.join(sorted(builtin))}, or module:object")])
+    return list(chosen.values())

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import sys
 import threading
+from collections.abc import Sequence
 from typing import Any
 
 from conformance.adapter import Adapter, TranscriptEntry
@@ -48,3 +50,22 @@ def run_stack_case(case: Case, stack: Stack, reader: Adapter,
         return response, request
 
     return run_lane(case, stack.provider, reader, mode, respond, stack.row_id, stack.id)
+
+
+def stack_lanes(stacks: Sequence[Stack], items: Sequence[Any],
+                adapters: dict[str, Adapter]) -> tuple[list[dict[str, Any]], list[str]]:
+    """Every selected case item of a stack's provider through the stack: the rows, and the lanes that ran. A stack
+    whose SDK is not installed, or whose provider has no reader here, is skipped with one line on stderr."""
+    rows: list[dict[str, Any]] = []
+    lanes: list[str] = []
+    for stack in stacks:
+        missing, reader = stack.missing(), adapters.get(stack.provider)
+        if missing or reader is None:
+            why = (f"{', '.join(missing)} not installed (pip install 'conformance[stacks]')" if missing
+                   else f"no adapter reads {stack.provider} requests here (select that provider)")
+            print(f"skipped stack {stack.row_id}: {why}", file=sys.stderr)
+            continue
+        lanes.append(stack.row_id)
+        rows += [run_stack_case(item.case, stack, reader, item.mode)[0] for item in items
+                 if item.provider == stack.provider]
+    return rows, lanes

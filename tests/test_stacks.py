@@ -1,0 +1,116 @@
+"""Stacks: the openai SDK as a lane of the matrix, through the replay server (docs/stacks.md)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.adapter import Task, TranscriptEntry
+from conformance.cases import load_cases
+from conformance.providers.openai_chat import sdk_stack
+from conformance.providers.openai_chat.request import build_request
+from conformance.registry import builtin_adapters
+from conformance.runner import modes_for, run_case
+from conformance.stack import Endpoint, builtin_stacks
+from conformance.stack_runner import run_stack_case
+from conformance.types import ModelResponse
+from tests.helpers import CASES, cli
+
+ADAPTERS = builtin_adapters()
+CHAT = ADAPTERS["openai-chat"]
+CASE = {case.id: case for case in load_cases([CASES])}
+STACK = builtin_stacks()["openai-chat@openai-sdk"]
+
+
+def _shape(row: dict[str, Any]) -> tuple[Any, ...]:
+    return row["outcome"], [(turn["kind"], turn.get("reason") or turn.get("source")) for turn in row["turns"]], [
+        [call["call_id"] for call in turn["calls"]] for turn in row["turns"]], row["usage"]
+
+
+def test_every_openai_chat_row_through_the_sdk_classifies_like_the_raw_adapter() -> None:
+    rows = 0
+    for case in CASE.values():
+        if "openai-chat" not in case.providers:
+            continue
+        for mode in modes_for(case, "openai-chat", CHAT):
+            raw = run_case(case, "openai-chat", CHAT, mode)
+            row, error, requests = run_stack_case(case, STACK, CHAT, mode)
+            assert error is None and row["passed"], (case.id, mode, row["failures"])
+            assert (row["provider"], row["stack"]) == ("openai-chat@openai-sdk", "openai-sdk")
+            assert _shape(row) == _shape(raw), (case.id, mode)
+            assert len(requests) == len(row["turns"]) and all(turn["request"]["checked"] for turn in row["turns"])
+            rows += 1
+    assert rows == 50
+
+
+def test_the_requests_checked_are_the_ones_the_sdk_sent() -> None:
+    row, _, requests = run_stack_case(CASE["normal"], STACK, CHAT, "stream")
+    assert [request["stream"] for request in requests] == [True, True]
+    assert [request["stream_options"] for request in requests] == [{"include_usage": True}] * 2
+    assert requests[1]["messages"][-1]["role"] == "tool"
+    assert row["correlation"]["matched"] == 1
+
+
+def test_a_stack_that_decides_tool_calls_from_the_finish_reason_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    original = sdk_stack._from_message
+
+    def by_finish_reason(turn: Any) -> ModelResponse:
+        if turn.finish != "tool_calls":
+            turn.calls = []
+        return original(turn)
+
+    monkeypatch.setattr(sdk_stack, "_from_message", by_finish_reason)
+    row, _, _ = run_stack_case(CASE["forced_tool_choice"], STACK, CHAT, "body")
+    assert row["passed"] is False
+    assert row["failures"][0] == "outcome: expected answer_ready, got empty"
+
+
+def test_a_request_the_real_client_sends_that_breaks_correlation_fails_the_row() -> None:
+    def wrong_id(task: Task, transcript: Sequence[TranscriptEntry], endpoint: Endpoint) -> ModelResponse:
+        import openai
+
+        params = build_request(task, transcript)
+        for message in params["messages"]:
+            if message.get("role") == "tool":
+                message["tool_call_id"] = "call_not_the_one"
+        client = openai.OpenAI(base_url=f"{endpoint.base_url}/v1", api_key="sk-replay", max_retries=0)
+        return sdk_stack._from_message(sdk_stack._Turn.of_completion(client.chat.completions.create(**params)))
+
+    stack = dataclasses.replace(STACK, id="broken-ids", call=wrong_id)
+    row, _, _ = run_stack_case(CASE["normal"], stack, CHAT, "body")
+    assert row["passed"] is False
+    assert "correlation: turn 2: tool result call_not_the_one answers no call of turn 1" in row["failures"]
+
+
+def test_run_adds_the_stack_lane_beside_the_providers(tmp_path: Path) -> None:
+    result = cli("run", "--stack", "all", "--provider", "openai-chat", "--case", "normal", "--case", "truncation",
+                 "--report-dir", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["providers"] == ["openai-chat", "openai-chat@openai-sdk"]
+    assert sorted((row["provider"], row["stack"], row["case"], row["mode"]) for row in report["results"]) == sorted(
+        (provider, stack, case, mode) for provider, stack in [("openai-chat", "raw"),
+                                                               ("openai-chat@openai-sdk", "openai-sdk")]
+        for case in ("normal", "truncation") for mode in ("body", "stream"))
+
+
+def test_an_unknown_stack_is_a_usage_error_and_a_missing_sdk_skips_with_a_reason(tmp_path: Path) -> None:
+    unknown = cli("run", "--stack", "nope", "--report-dir", str(tmp_path / "a"))
+    assert unknown.returncode == 2
+    assert unknown.stderr.strip() == ("error: --stack: unknown stack 'nope'. Fix: use all, one of "
+                                      "openai-chat@openai-sdk, or module:object")
+    module = tmp_path / "my_stack.py"
+    module.write_text("import dataclasses\nfrom conformance.stack import builtin_stacks\n"
+                      "STACK = dataclasses.replace(builtin_stacks()['openai-chat@openai-sdk'], id='needs-sdk',\n"
+                      "                            requires=('no_such_sdk_module',))\n")
+    skipped = cli("run", "--stack", f"{module}:STACK", "--provider", "openai-chat", "--case", "normal",
+                  "--report-dir", str(tmp_path / "b"))
+    assert skipped.returncode == 0
+    assert ("skipped stack openai-chat@needs-sdk: no_such_sdk_module not installed (pip install "
+            "'conformance[stacks]')") in skipped.stderr
+    assert json.loads((tmp_path / "b/report.json").read_text())["providers"] == ["openai-chat"]
