@@ -286,3 +286,34 @@ def test_the_command_prints_the_client_environment_serves_and_reports_each_sessi
 def test_the_command_stops_by_itself_after_max_seconds() -> None:
     code, out, _ = _serve("--max-seconds", "0.5", client=lambda base: None)
     assert code == 0 and out.rstrip().splitlines()[-1].startswith("conformance serve: 0 session(s)")
+
+
+# ---- In process ------------------------------------------------------------------------------------------------
+
+def test_the_in_process_transports_serve_the_same_turns_without_a_socket(monkeypatch: pytest.MonkeyPatch) -> None:
+    import httpx2
+
+    from conformance.transports import attach_to_botocore, httpx_transport
+
+    def no_socket(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("an in-process transport opened a socket")
+
+    replay = Replay(ALL_CASES)
+    monkeypatch.setattr("socket.socket.connect", no_socket)
+    case = BY_ID["normal"]
+    request = ADAPTERS["openai-chat"].build_request(case.task, [UserMessage(text=case.task.input)])
+    client = openai.OpenAI(base_url="http://127.0.0.1/s/normal/openai-chat/stream/v1", api_key="sk-replay",
+                           max_retries=0, http_client=httpx2.Client(transport=httpx_transport(replay)))
+    chunks = list(client.chat.completions.create(**request, stream=True))
+    assert [chunk.choices[0].finish_reason for chunk in chunks if chunk.choices][-1] == "tool_calls"
+    assert replay.sent("normal", "openai-chat", "stream")[0]["messages"] == request["messages"]
+
+    bedrock = _bedrock("http://127.0.0.1/s/normal/bedrock-converse/stream")
+    attach_to_botocore(bedrock, replay)
+    converse = ADAPTERS["bedrock-converse"].build_request(case.task, [UserMessage(text=case.task.input)])
+    events = list(bedrock.converse_stream(modelId="model-under-test", **converse)["stream"])
+    assert len(events) == 11 and events[-2] == {"messageStop": {"stopReason": "tool_use"}}
+    repeat = bedrock.converse(modelId="model-under-test", **converse)  # the same bytes: the same turn again
+    assert repeat["stopReason"] == "tool_use"
+    converse["messages"].append({"role": "user", "content": [{"text": "And then?"}]})
+    assert bedrock.converse(modelId="model-under-test", **converse)["stopReason"] == "end_turn"  # the next turn
