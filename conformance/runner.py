@@ -54,17 +54,20 @@ def run_case_with_requests(case: Case, provider: str, adapter: Adapter,
 
 
 def run_lane(case: Case, provider: str, adapter: Adapter, mode: str, respond: Respond, row_provider: str,
-             stack: str) -> tuple[dict[str, Any], Exception | None, list[dict[str, Any]]]:
-    """A row whose calls a real client makes (``respond``, a stack's lane): ``adapter`` reads what it sent."""
+             stack: str, difference: Expectation | None = None
+             ) -> tuple[dict[str, Any], Exception | None, list[dict[str, Any]]]:
+    """A row whose calls a real client makes (``respond``, a stack's lane): ``adapter`` reads what it sent;
+    ``difference`` is the stack's declared expectation for this row, when its client honestly differs."""
     run = LoopRun()
-    row, error = _run_case(case, provider, adapter, mode, run, respond, row_provider, stack)
+    row, error = _run_case(case, provider, adapter, mode, run, respond, row_provider, stack, difference)
     return report_safe(row), error, run.requests
 
 
 def _run_case(case: Case, provider: str, adapter: Adapter, mode: str, run: LoopRun, respond: Respond | None = None,
-              row_provider: str | None = None, stack: str = "raw") -> tuple[dict[str, Any], Exception | None]:
+              row_provider: str | None = None, stack: str = "raw",
+              difference: Expectation | None = None) -> tuple[dict[str, Any], Exception | None]:
     fixtures = case.providers[provider]
-    expectation = case.expectation_for(provider)
+    expectation = difference or case.expectation_for(provider)
     row: dict[str, Any] = {
         "case": case.id,
         "scenario": case.scenario,

@@ -12,10 +12,11 @@ by side with the raw adapters, column by column.
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from conformance.adapter import Task, TranscriptEntry
+from conformance.cases import Expectation
 from conformance.errors import InputError, Problem
 from conformance.types import ModelResponse
 
@@ -44,6 +45,9 @@ class Stack:
     requires: tuple[str, ...] = ()
     """Modules the stack imports (its SDK); without them its rows are skipped with a one-line reason."""
     description: str = ""
+    differences: Mapping[tuple[str, str], Expectation] = field(default_factory=dict)
+    """Where the client honestly differs from the raw adapter, by (case id, mode): the expectation the stack's row
+    must meet instead, its ``why`` stating the evidence. Shown as an override in the report, never a silent pass."""
 
     @property
     def row_id(self) -> str:
@@ -57,6 +61,7 @@ class Stack:
 
 BUILTIN_STACKS: dict[str, str] = {
     "openai-chat@openai-sdk": "conformance.providers.openai_chat.sdk_stack:STACK",
+    "anthropic-messages@anthropic-sdk": "conformance.providers.anthropic_messages.sdk_stack:STACK",
 }
 
 

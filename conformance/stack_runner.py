@@ -49,7 +49,8 @@ def run_stack_case(case: Case, stack: Stack, reader: Adapter,
         request = sent[index] if len(sent) > index and isinstance(sent[index], dict) else {}
         return response, request
 
-    return run_lane(case, stack.provider, reader, mode, respond, stack.row_id, stack.id)
+    return run_lane(case, stack.provider, reader, mode, respond, stack.row_id, stack.id,
+                    stack.differences.get((case.id, mode)))
 
 
 def stack_lanes(stacks: Sequence[Stack], items: Sequence[Any],

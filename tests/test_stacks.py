@@ -32,20 +32,29 @@ def _shape(row: dict[str, Any]) -> tuple[Any, ...]:
         [call["call_id"] for call in turn["calls"]] for turn in row["turns"]], row["usage"]
 
 
-def test_every_openai_chat_row_through_the_sdk_classifies_like_the_raw_adapter() -> None:
-    rows = 0
+@pytest.mark.parametrize("row_id", sorted(builtin_stacks()))
+def test_every_row_through_a_reference_stack_classifies_like_the_raw_adapter_or_is_a_declared_difference(
+        row_id: str) -> None:
+    stack = builtin_stacks()[row_id]
+    reader = ADAPTERS[stack.provider]
+    rows, differing = 0, []
     for case in CASE.values():
-        if "openai-chat" not in case.providers:
+        if stack.provider not in case.providers:
             continue
-        for mode in modes_for(case, "openai-chat", CHAT):
-            raw = run_case(case, "openai-chat", CHAT, mode)
-            row, error, requests = run_stack_case(case, STACK, CHAT, mode)
+        for mode in modes_for(case, stack.provider, reader):
+            raw = run_case(case, stack.provider, reader, mode)
+            row, error, requests = run_stack_case(case, stack, reader, mode)
             assert error is None and row["passed"], (case.id, mode, row["failures"])
-            assert (row["provider"], row["stack"]) == ("openai-chat@openai-sdk", "openai-sdk")
-            assert _shape(row) == _shape(raw), (case.id, mode)
+            assert (row["provider"], row["stack"]) == (row_id, stack.id)
             assert len(requests) == len(row["turns"]) and all(turn["request"]["checked"] for turn in row["turns"])
+            if (case.id, mode) in stack.differences:
+                # Declared: the client really differs here, and the row says why.
+                assert _shape(row) != _shape(raw) and row["override"] == {"why": stack.differences[case.id, mode].why}
+                differing.append((case.id, mode))
+            else:
+                assert _shape(row) == _shape(raw), (case.id, mode)
             rows += 1
-    assert rows == 50
+    assert rows > 45 and sorted(differing) == sorted(stack.differences)
 
 
 def test_the_requests_checked_are_the_ones_the_sdk_sent() -> None:
@@ -103,7 +112,7 @@ def test_an_unknown_stack_is_a_usage_error_and_a_missing_sdk_skips_with_a_reason
     unknown = cli("run", "--stack", "nope", "--report-dir", str(tmp_path / "a"))
     assert unknown.returncode == 2
     assert unknown.stderr.strip() == ("error: --stack: unknown stack 'nope'. Fix: use all, one of "
-                                      "openai-chat@openai-sdk, or module:object")
+                                      "anthropic-messages@anthropic-sdk, openai-chat@openai-sdk, or module:object")
     module = tmp_path / "my_stack.py"
     module.write_text("import dataclasses\nfrom conformance.stack import builtin_stacks\n"
                       "STACK = dataclasses.replace(builtin_stacks()['openai-chat@openai-sdk'], id='needs-sdk',\n"
