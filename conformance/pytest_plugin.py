@@ -35,6 +35,8 @@ from conformance.snapshot import (
     snapshot_file,
     write_entry,
 )
+from conformance.stack import Stack, select_stacks
+from conformance.stack_runner import run_stack_case
 
 _ROOTS_KEY = pytest.StashKey[list[Path]]()
 _CASES_KEY = pytest.StashKey[dict[Path, dict[Path, list[Case]]]]()
@@ -45,6 +47,7 @@ _WORKER_ROWS = "conformance_rows"
 _IDS_KEY = pytest.StashKey[dict[str, str]]()
 _ADAPTERS_KEY = pytest.StashKey[dict[str, Any]]()
 _FROZEN_KEY = pytest.StashKey[bool]()
+_STACKS_KEY = pytest.StashKey[list[Any]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -54,6 +57,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="collect the cases in DIR (a folder with world.yaml); adds to the conformance_cases ini")
     group.addoption("--conformance-adapter", action="append", default=[],
                     help="run the cases against your own adapter too (module:object or path/to/file.py:object)")
+    group.addoption("--conformance-stack", action="append", default=[], metavar="STACK",
+                    help="also run a real client's lane: all, a reference stack's row id or module:object "
+                         "(docs/stacks.md); adds to the conformance_stacks ini")
     group.addoption("--conformance-report", default=None, metavar="DIR",
                     help="where to write report.json/.md/.html for the case items that ran (default: the "
                          "conformance_report ini, else reports; an empty value writes nothing)")
@@ -65,6 +71,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                   help="cases folders to collect (each holds world.yaml); nothing is collected without it")
     parser.addini("conformance_adapters", type="linelist", default=[],
                   help="your adapters, as module:object or path/to/file.py:object")
+    parser.addini("conformance_stacks", type="linelist", default=[],
+                  help="stacks to run beside the adapters: all, a reference stack's row id, or module:object")
     parser.addini("conformance_report", default="reports", help="report folder, relative to the rootdir")
     parser.addini("conformance_require_providers", type="linelist", default=[],
                   help="provider ids every case must have fixtures for ('all': every loaded adapter)")
@@ -146,6 +154,14 @@ def _adapters(config: pytest.Config) -> dict[str, Any]:
     return config.stash[_ADAPTERS_KEY]
 
 
+def _stacks(config: pytest.Config) -> list[Stack]:
+    if _STACKS_KEY not in config.stash:
+        from_ini = [_rooted(spec, config.rootpath) for spec in config.getini("conformance_stacks")]
+        specs = [*from_ini, *config.getoption("conformance_stack")]
+        config.stash[_STACKS_KEY] = select_stacks(list(dict.fromkeys(specs)))
+    return config.stash[_STACKS_KEY]
+
+
 def _rooted(spec: str, root: Path) -> str:
     path, colon, attribute = spec.rpartition(":")
     if colon and path.endswith(".py") and not Path(path).is_absolute():
@@ -187,6 +203,11 @@ class CaseFile(pytest.File):
                 for mode in modes_for(case, provider, adapters[provider]):
                     yield CaseItem.from_parent(self, name=f"{case.id}[{provider}-{mode}]", case=case,
                                                provider=provider, mode=mode, root=root)
+            for stack in _stacks(self.config):
+                if stack.provider in case.providers and stack.provider in adapters:
+                    for mode in modes_for(case, stack.provider, adapters[stack.provider]):
+                        yield StackItem.from_parent(self, name=f"{case.id}[{stack.row_id}-{mode}]", case=case,
+                                                    provider=stack.row_id, mode=mode, root=root, stack=stack)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         """A failure as the case's own message, not a traceback."""
@@ -210,8 +231,7 @@ class CaseItem(pytest.Item):
         """Run one case × provider × mode, keep its report row, then check the expectation and the snapshot.
 
         An exception from the adapter is raised as it was, so ``--tb`` and ``--pdb`` show the adapter's code."""
-        adapters = _adapters(self.config)
-        row, error, requests = run_case_with_requests(self.case, self.provider, adapters[self.provider], self.mode)
+        row, error, requests = self._run()
         self.config.stash[_ROWS_KEY].append(json.dumps(row, separators=(",", ":")))
         if error is not None:
             detail = row["error"]
@@ -226,6 +246,9 @@ class CaseItem(pytest.Item):
                                        request_entry(requests), "request")
         if messages:
             raise CaseFailed("\n".join(messages))
+
+    def _run(self) -> tuple[dict[str, Any], Exception | None, list[dict[str, Any]]]:
+        return run_case_with_requests(self.case, self.provider, _adapters(self.config)[self.provider], self.mode)
 
     def _snapshot(self, path: Path, entry: dict[str, Any], what: str) -> list[str]:
         if self.config.getoption("update_snapshots", False):
@@ -253,6 +276,25 @@ class CaseItem(pytest.Item):
     def reportinfo(self) -> tuple[Path, int, str]:
         """Where the item lives, for pytest's reports."""
         return self.path, 0, f"case {self.case.id} [{self.provider}, {self.mode}]"
+
+
+class StackItem(CaseItem):
+    """One case × stack × mode: the stack's real client against a replay of the case (docs/stacks.md). ``provider``
+    is the row id (``<provider>@<stack>``), which names its snapshots."""
+
+    def __init__(self, *, stack: Stack, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.stack = stack
+
+    def _run(self) -> tuple[dict[str, Any], Exception | None, list[dict[str, Any]]]:
+        missing = self.stack.missing()
+        if missing:
+            pytest.skip(f"stack {self.stack.row_id}: {', '.join(missing)} not installed "
+                        "(pip install 'conformance[stacks]')")
+        reader = _adapters(self.config).get(self.stack.provider)
+        if reader is None:
+            pytest.skip(f"stack {self.stack.row_id}: no adapter reads {self.stack.provider} requests")
+        return run_stack_case(self.case, self.stack, reader, self.mode)
 
 
 class NotRecorded(pytest.Item):
@@ -333,9 +375,13 @@ def _stale_snapshots(config: pytest.Config) -> None:
     update = config.getoption("update_snapshots", False)
     for root, by_file in config.stash.get(_CASES_KEY, {}).items():
         live = {file(root, case.id, provider) for cases in by_file.values() for case in cases
-                for provider in case.providers for file in (snapshot_file, request_file)}
+                for provider in [*case.providers, *(stack.row_id for stack in _stacks(config)
+                                                    if stack.provider in case.providers)]
+                for file in (snapshot_file, request_file)}
+        lanes = {stack.row_id for stack in _stacks(config)}
         for path in sorted((root / SNAPSHOT_FOLDER).glob("*/*.json")):
-            if path in live:
+            lane = path.name.split(".")[0]
+            if path in live or ("@" in lane and lane not in lanes):  # a stack's lane this session did not run
                 continue
             if update:
                 path.unlink()

@@ -200,3 +200,24 @@ def test_a_required_provider_without_fixtures_fails_and_names_the_folder(pyteste
     result = pytester.runpytest_inprocess(*PLUGIN, "--conformance-report=")
     result.assert_outcomes(passed=8, failed=1)
     assert "no fixtures for required provider gemini: record " in result.stdout.str()
+
+
+def test_a_stack_runs_as_items_beside_the_providers_with_its_own_snapshots(pytester: pytest.Pytester) -> None:
+    root = _repository(pytester)
+    stack = ("--conformance-stack", "openai-chat@openai-sdk")
+    result = pytester.runpytest_inprocess(*PLUGIN, *stack, "--snapshot-update", "-k", "openai", "-v")
+    result.assert_outcomes(passed=6)
+    result.stdout.fnmatch_lines(["*normal[[]openai-chat@openai-sdk-body[]] PASSED*",
+                                 "*normal[[]openai-chat@openai-sdk-stream[]] PASSED*"])
+    lane = json.loads((root / "__snapshots__/normal/openai-chat@openai-sdk.json").read_text())
+    raw = json.loads((root / "__snapshots__/normal/openai-chat.json").read_text())
+    assert lane["body"]["turns"] == raw["body"]["turns"] and lane["stream"] == "same as body"
+    requests = json.loads((root / "__snapshots__/normal/openai-chat@openai-sdk.requests.json").read_text())
+    assert requests["body"]["turn 1"]["messages"][0]["role"] == "system"
+    report = json.loads((pytester.path / "reports/report.json").read_text())
+    assert {row["stack"] for row in report["results"]} == {"raw", "openai-sdk"}
+
+    # A session without the stack leaves its snapshots alone, even when it updates.
+    pytester.runpytest_inprocess(*PLUGIN, "--snapshot-update").assert_outcomes(passed=10)
+    assert (root / "__snapshots__/normal/openai-chat@openai-sdk.json").exists()
+    pytester.runpytest_inprocess(*PLUGIN, *stack, "-k", "sdk").assert_outcomes(passed=2)
