@@ -62,6 +62,8 @@ class Stack:
 BUILTIN_STACKS: dict[str, str] = {
     "openai-chat@openai-sdk": "conformance.providers.openai_chat.sdk_stack:STACK",
     "anthropic-messages@anthropic-sdk": "conformance.providers.anthropic_messages.sdk_stack:STACK",
+    "bedrock-converse@boto3": "conformance.providers.bedrock_converse.sdk_stack:STACK",
+    "gemini@google-genai": "conformance.providers.gemini.sdk_stack:STACK",
 }
 
 
