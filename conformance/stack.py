@@ -64,6 +64,7 @@ BUILTIN_STACKS: dict[str, str] = {
     "anthropic-messages@anthropic-sdk": "conformance.providers.anthropic_messages.sdk_stack:STACK",
     "bedrock-converse@boto3": "conformance.providers.bedrock_converse.sdk_stack:STACK",
     "gemini@google-genai": "conformance.providers.gemini.sdk_stack:STACK",
+    "openai-responses@openai-sdk": "conformance.providers.openai_responses.sdk_stack:STACK",
 }
 
 

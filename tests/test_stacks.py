@@ -113,7 +113,7 @@ def test_an_unknown_stack_is_a_usage_error_and_a_missing_sdk_skips_with_a_reason
     assert unknown.returncode == 2
     assert unknown.stderr.strip() == ("error: --stack: unknown stack 'nope'. Fix: use all, one of "
                                       "anthropic-messages@anthropic-sdk, bedrock-converse@boto3, gemini@google-genai, "
-                                      "openai-chat@openai-sdk, or module:object")
+                                      "openai-chat@openai-sdk, openai-responses@openai-sdk, or module:object")
     module = tmp_path / "my_stack.py"
     module.write_text("import dataclasses\nfrom conformance.stack import builtin_stacks\n"
                       "STACK = dataclasses.replace(builtin_stacks()['openai-chat@openai-sdk'], id='needs-sdk',\n"
