@@ -99,6 +99,8 @@ class SentTool:
     name: str
     parameters: Any
     """The parameter schema as JSON Schema, after undoing any documented vendor transformation."""
+    description: str | None = None
+    """The description sent ("" when the request carries none); None when the reader does not read it."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -209,7 +211,8 @@ def merged(entries: Iterable[SentEntry]) -> list[SentEntry]:
             out.append(entry)
             continue
         texts = [text for text in (last.text, entry.text) if text is not None]
-        out[-1] = SentEntry(role=entry.role, text="\n".join(texts) if texts else None,
+        # Joined as `text_of` joins the blocks of one message: a text split over blocks reads the same everywhere.
+        out[-1] = SentEntry(role=entry.role, text="".join(texts) if texts else None,
                             results=last.results + entry.results, signatures=last.signatures + entry.signatures)
     return out
 
@@ -243,3 +246,9 @@ def int_or_none(value: Any) -> int | None:
 def list_or_empty(value: Any) -> list[Any]:
     """``value`` when it is a list, else [] (read back from a request that may be anything)."""
     return value if isinstance(value, list) else []
+
+
+def description_of(tool: Mapping[str, Any]) -> str:
+    """A tool's description as sent, "" when it carries none."""
+    value = tool.get("description")
+    return value if isinstance(value, str) else ""

@@ -183,7 +183,12 @@ def _compare_turns(number: int, old_turn: dict[str, Any], new_turn: dict[str, An
 def _compare_requests(number: int, old: Any, new: Any, regressions: list[str], notes: list[str]) -> None:
     """A request that lost a part the vendor needs (a tool, a result, a signature) or gained a problem is a
     regression; any other change of its bytes is a change (docs/report.md, "Requests")."""
-    if not isinstance(old, dict) or not isinstance(new, dict) or old.get("sha256") == new.get("sha256"):
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return
+    if old.get("checked") and not new.get("checked"):
+        regressions.append(f"turn {number} request no longer checked: the adapter stopped reading it back")
+        return
+    if old.get("sha256") == new.get("sha256"):
         return
     lost = [f"{what} {before} → {after}" for what, before, after in _request_parts(old, new) if after < before]
     if lost:

@@ -130,11 +130,17 @@ def _prefix_problems(task: Task, spelled: _Spelled, sent: SentPrefix,
             if canonical(tool.parameters) != wanted:
                 problems.append(f"tool {spec.name}: the parameter schema sent differs from the case's "
                                 f"({_first_difference(dict(spec.parameters), tool.parameters)})")
+            if tool.description is not None and tool.description != spec.description:
+                problems.append(f"tool {spec.name}: the description sent differs from the case's "
+                                f"({_first_difference(spec.description, tool.description)})")
     if task.tools:
         wanted = task.tool_choice if task.tool_choice != "tool" else f"tool {task.tool_name}"
         got = sent.tool_choice if sent.tool_choice != "tool" else f"tool {sent.forced_tool}"
+        only = f"tool {task.tools[0].name}" if len(task.tools) == 1 else None
+        if only is not None and {got, wanted} == {"required", only}:
+            got = wanted  # with one tool offered, requiring a call and forcing that tool are the same request
         if got != wanted:
-            problems.append(f"tool choice sent: {got}; the case says {wanted}")
+            problems.append(f"tool choice sent: {got or 'none readable'}; the case says {wanted}")
     if task.output_schema is None and sent.output_schema is not None:
         problems.append("an output schema is sent, but the case asks for free text")
     elif task.output_schema is not None and sent.output_schema is None:
@@ -143,7 +149,8 @@ def _prefix_problems(task: Task, spelled: _Spelled, sent: SentPrefix,
         problems.append(f"the output schema sent differs from the case's "
                         f"({_first_difference(dict(task.output_schema), sent.output_schema)})")
     if sent.max_output_tokens != task.max_output_tokens:
-        problems.append(f"output token cap sent: {sent.max_output_tokens}; the case says {task.max_output_tokens}")
+        cap = sent.max_output_tokens if sent.max_output_tokens is not None else "none"
+        problems.append(f"output token cap sent: {cap}; the case says {task.max_output_tokens}")
     return problems
 
 
@@ -251,9 +258,10 @@ def _result_problems(model_turn: int, sent: SentEntry, want: SentEntry) -> list[
 
 # ---- The prompt-cache rule: the prefix holds nothing that varies per call ----------------------------------------
 
-# An ISO-8601 date (or date-time) and a UUID: what a per-call value usually looks like.
-VARYING = re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?\b|"
-                     r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
+# An ISO-8601 date-time: what a per-call value usually looks like. A plain date is not flagged (model names and
+# beta flags pin versions by date: `gpt-4o-2024-08-06`), nor a UUID (a fixed `prompt_cache_key` helps the cache);
+# a value that really varies per call shows in the rebuild, or as a prefix change between turns.
+VARYING = re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2})?")
 
 
 def _cache_problems(adapter: Adapter, task: Task, spelled: _Spelled, request: dict[str, Any],
@@ -264,7 +272,7 @@ def _cache_problems(adapter: Adapter, task: Task, spelled: _Spelled, request: di
     # per call differs, while key order cannot vary between two builds in one process.
     if again != request:
         problems.append(f"the same task and transcript built a different request "
-                        f"({_first_difference(request, again)}): a prefix that varies per call defeats "
+                        f"({_first_difference(request, again)}): a request that varies per call defeats "
                         f"the vendor's prompt cache")
     for value in _strings(parts.prefix):
         for match in VARYING.finditer(value):

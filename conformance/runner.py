@@ -80,13 +80,15 @@ def _run_case(case: Case, provider: str, adapter: Adapter, mode: str, run: LoopR
     }
     try:
         run_loop(case, provider, adapter, fixtures.turns, mode, run, respond)
+        # The checks call the adapter's readers (and its build, once more): their exceptions are the adapter's too.
+        run.turn, run.phase, run.fixture = len(run.requests), "checking the requests", ""
+        correlation = check_correlation(adapter, run.requests, run.responses)
+        requests, request_failures = check_requests(adapter, case.task, run.requests, run.transcripts,
+                                                    rebuild=respond is None)
     except InputError:
         raise
     except Exception as error:  # noqa: BLE001 - a user's adapter must not take the whole run down
         return _error_row(row, run, error), error
-    correlation = check_correlation(adapter, run.requests, run.responses)
-    requests, request_failures = check_requests(adapter, case.task, run.requests, run.transcripts,
-                                                rebuild=respond is None)
     turns = [_turn_record(index, response, run) for index, response in enumerate(run.responses)]
     for turn, request in zip(turns, requests, strict=False):
         turn["request"] = request

@@ -390,3 +390,12 @@ def test_a_new_request_problem_is_a_regression() -> None:
     (result,) = compare(rows(BASE), edited(change))
     assert (result.label, result.notes) == (
         "regression", ["turn 1 request: tool choice sent: auto; the case says none"])
+
+
+def test_a_request_no_longer_read_back_is_a_regression_even_with_the_same_bytes() -> None:
+    def change(new: dict[Any, Any]) -> None:
+        new[KEY]["turns"][0]["request"].update(checked=False, sent=None, conversation=None)
+
+    (result,) = compare(rows(BASE), edited(change))
+    assert (result.label, result.notes) == (
+        "regression", ["turn 1 request no longer checked: the adapter stopped reading it back"])

@@ -54,8 +54,10 @@ def key_problems(value: Any, hint: Any, where: str = "") -> list[str]:
     if origin in (typing.Required, typing.NotRequired, typing.Annotated):
         return key_problems(value, arguments[0], where)
     if origin in (typing.Union, types.UnionType):
-        found = [key_problems(value, member, where) for member in arguments]
-        return min(found, key=len)
+        # Only the members that can hold this value: a scalar or None member would "match" an object trivially.
+        members = [member for member in arguments if _can_hold(value, member)]
+        found = [key_problems(value, member, where) for member in members]
+        return min(found, key=len) if found else []
     if is_typeddict(hint):
         if not isinstance(value, dict):
             return [f"{where or '/'}: not an object"]
@@ -80,6 +82,21 @@ def key_problems(value: Any, hint: Any, where: str = "") -> list[str]:
 def _type_adapter(tp: Any) -> pydantic.TypeAdapter[Any]:
     # Kept alive: the lazy iterators of an `Iterable[...]` field need their validator while they are drained.
     return pydantic.TypeAdapter(tp)
+
+
+def _can_hold(value: Any, hint: Any) -> bool:
+    """Whether ``hint`` is a type an object (or a list) could be validated as."""
+    origin, arguments = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Required, typing.NotRequired, typing.Annotated):
+        return _can_hold(value, arguments[0])
+    if origin in (typing.Union, types.UnionType):
+        return any(_can_hold(value, member) for member in arguments)
+    if isinstance(value, dict):
+        return is_typeddict(hint) or (isinstance(origin, type) and issubclass(origin, Mapping)) or hint in (
+            dict, object, Any)
+    if isinstance(value, list):
+        return isinstance(origin, type) and issubclass(origin, Iterable) and not issubclass(origin, (str, Mapping))
+    return True
 
 
 def _validate_typeddict(tp: Any, request: dict[str, Any]) -> None:
@@ -208,3 +225,23 @@ def test_a_converse_key_or_value_the_service_does_not_accept_fails(change: Any) 
     request = json.loads(json.dumps(next(r for _, r in built_requests()["bedrock-converse"] if r.get("toolConfig"))))
     change(request)
     assert _converse_problems(request) != ""
+
+
+@pytest.mark.parametrize(("provider", "pick", "change"), [
+    ("openai-responses", lambda r: True, lambda r: r["input"][0].update(rolee="user")),
+    ("openai-responses", lambda r: any(i.get("type") == "function_call_output" for i in r["input"]),
+     lambda r: next(i for i in r["input"] if i.get("type") == "function_call_output").update(callid="x")),
+    ("anthropic-messages", lambda r: "output_config" in r, lambda r: r["output_config"]["format"].update(schemaa={})),
+    ("anthropic-messages", lambda r: any(isinstance(m["content"], list) and m["role"] == "user"
+                                         for m in r["messages"]),
+     lambda r: next(m for m in r["messages"] if m["role"] == "user" and isinstance(m["content"], list))[
+         "content"][0].update(tool_use_idd="x")),
+    ("openai-chat", lambda r: any(m["role"] == "tool" for m in r["messages"]),
+     lambda r: next(m for m in r["messages"] if m["role"] == "tool").update(call_id="x")),
+])
+def test_an_unknown_key_deep_inside_a_union_slot_fails(provider: str, pick: Any, change: Any) -> None:
+    request = json.loads(json.dumps(next(r for _, r in built_requests()[provider] if pick(r))))
+    _validate_typeddict(TYPED[provider], request)  # valid as built
+    change(request)
+    with pytest.raises((ValueError, pydantic.ValidationError)):
+        _validate_typeddict(TYPED[provider], request)

@@ -17,6 +17,7 @@ from conformance.adapter import (
     ToolChoice,
     TranscriptEntry,
     UserMessage,
+    description_of,
     int_or_none,
     list_or_empty,
     merged,
@@ -90,8 +91,8 @@ CHOICES: dict[str, ToolChoice] = {"auto": "auto", "any": "required", "tool": "to
 
 def _sent(request: Mapping[str, Any]) -> SentPrefix:
     tools = request.get("tools")
-    offered = tuple(SentTool(name=tool["name"], parameters=tool.get("input_schema")) for tool in list_or_empty(tools)
-                    if isinstance(tool, dict) and isinstance(tool.get("name"), str))
+    offered = tuple(SentTool(name=tool["name"], parameters=tool.get("input_schema"), description=description_of(tool))
+                    for tool in list_or_empty(tools) if isinstance(tool, dict) and isinstance(tool.get("name"), str))
     # Without `tool_choice` the API applies `auto` (docs.anthropic.com, "Tool use": "Forcing tool use").
     choice = request.get("tool_choice", {"type": "auto"} if offered else None)
     kind = choice.get("type") if isinstance(choice, dict) else None

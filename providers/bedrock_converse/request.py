@@ -18,6 +18,7 @@ from conformance.adapter import (
     ToolResults,
     TranscriptEntry,
     UserMessage,
+    description_of,
     int_or_none,
     list_or_empty,
     merged,
@@ -131,7 +132,8 @@ def _sent(request: Mapping[str, Any]) -> SentPrefix:
     config = config if isinstance(config, dict) else {}
     specs = [tool["toolSpec"] for tool in list_or_empty(config.get("tools"))
              if isinstance(tool, dict) and isinstance(tool.get("toolSpec"), dict)]
-    offered = tuple(SentTool(name=spec["name"], parameters=spec["inputSchema"].get("json")) for spec in specs
+    offered = tuple(SentTool(name=spec["name"], parameters=spec["inputSchema"].get("json"),
+                             description=description_of(spec)) for spec in specs
                     if isinstance(spec.get("name"), str) and isinstance(spec.get("inputSchema"), dict))
     choice = config.get("toolChoice", {"auto": {}})  # left out, Converse applies `auto` (service model ToolChoice)
     member = next(iter(choice), None) if isinstance(choice, dict) and len(choice) == 1 else None
@@ -175,11 +177,16 @@ def read_history(messages: Sequence[Any]) -> list[SentEntry]:
         if role == "assistant":
             entries.append(SentEntry(role="model", signatures=tuple(_signatures(blocks))))
         elif role == "user":
-            entries.extend(_user_block(block) for block in blocks)
+            # A cache checkpoint marks where the cached prefix ends; it is no entry of its own.
+            entries.extend(_user_block(block) for block in blocks if not set(block) & MARKER_BLOCKS)
         else:
             entries.append(SentEntry(role=f"{role} message" if isinstance(role, str) else "not a message"))
         entries.append(SentEntry(role="message break"))
     return [entry for entry in merged(entries) if entry.role != "message break"]
+
+
+# ContentBlock members that mark other content rather than carry a turn (botocore bedrock-runtime service model).
+MARKER_BLOCKS = frozenset({"cachePoint"})
 
 
 def _user_block(block: Mapping[str, Any]) -> SentEntry:
@@ -189,6 +196,9 @@ def _user_block(block: Mapping[str, Any]) -> SentEntry:
                                                              is_error=result.get("status") == "error"),))
     if isinstance(block.get("text"), str):
         return SentEntry(role="user", text=block["text"])
+    guarded = block.get("guardContent")
+    if isinstance(guarded, dict) and isinstance(guarded.get("text"), dict):  # text a guardrail evaluates
+        return SentEntry(role="user", text=string_or_none(guarded["text"].get("text")))
     return SentEntry(role=f"{next(iter(block), 'empty')} block")
 
 

@@ -17,6 +17,7 @@ from conformance.adapter import (
     ToolResult,
     TranscriptEntry,
     UserMessage,
+    description_of,
     int_or_none,
     list_or_empty,
     merged,
@@ -114,7 +115,8 @@ def _sent(request: Mapping[str, Any]) -> SentPrefix:
                     for declaration in list_or_empty(tool.get("functionDeclarations")) if isinstance(declaration, dict)]
     # `parametersJsonSchema` is JSON Schema as is; `parameters` (the OpenAPI subset) would need translating back,
     # and the adapters here never send it.
-    offered = tuple(SentTool(name=declaration["name"], parameters=_parameters(declaration))
+    offered = tuple(SentTool(name=declaration["name"], parameters=_parameters(declaration),
+                             description=description_of(declaration))
                     for declaration in declarations if isinstance(declaration.get("name"), str))
     config = request.get("toolConfig")
     calling = config.get("functionCallingConfig") if isinstance(config, dict) else None
@@ -149,7 +151,10 @@ def _read_mode(mode: Any, allowed: Any) -> tuple[ToolChoice | None, str | None]:
     return (MODES.get(mode) if isinstance(mode, str) else None), None
 
 
-MODES: dict[str, ToolChoice] = {"AUTO": "auto", "NONE": "none", "ANY": "required"}
+# MODE_UNSPECIFIED means the default, AUTO; VALIDATED lets the model answer or call, with the calls held to their
+# schemas: a call is allowed, not required, so it reads as `auto`.
+MODES: dict[str, ToolChoice] = {"AUTO": "auto", "MODE_UNSPECIFIED": "auto", "VALIDATED": "auto", "NONE": "none",
+                                "ANY": "required"}
 
 
 def read_history(contents: Sequence[Any]) -> list[SentEntry]:

@@ -17,6 +17,7 @@ from conformance.adapter import (
     ToolChoice,
     TranscriptEntry,
     UserMessage,
+    description_of,
     int_or_none,
     merged,
     request_history,
@@ -96,7 +97,8 @@ def _sent(request: Mapping[str, Any], system: list[Any]) -> SentPrefix:
     tools = request.get("tools")
     functions = [tool["function"] for tool in (tools if isinstance(tools, list) else [])
                  if isinstance(tool, dict) and isinstance(tool.get("function"), dict)]
-    offered = tuple(SentTool(name=function["name"], parameters=function.get("parameters"))
+    offered = tuple(SentTool(name=function["name"], parameters=function.get("parameters"),
+                             description=description_of(function))
                     for function in functions if isinstance(function.get("name"), str))
     # The API's default is `none` without tools and `auto` with them (openai.types.chat.completion_create_params).
     choice, forced = _read_choice(request.get("tool_choice", "auto" if offered else "none"))

@@ -17,6 +17,7 @@ from conformance.adapter import (
     ToolChoice,
     TranscriptEntry,
     UserMessage,
+    description_of,
     int_or_none,
     list_or_empty,
     merged,
@@ -89,23 +90,30 @@ def _input_items(entry: TranscriptEntry) -> list[Any]:
 def read_request(request: Mapping[str, Any]) -> RequestParts:
     """A Responses request this adapter built → its static prefix, history, echoed call ids and what it sends."""
     history = request_history(request, "input")
+    prefix = request_prefix(request, "input")
+    system: list[Any] = []
+    if isinstance(request, Mapping) and not isinstance(request.get("instructions"), str) and history and isinstance(
+            history[0], dict) and history[0].get("role") in ("system", "developer"):
+        # Without `instructions`, a leading system or developer message is the system slot (and part of the prefix).
+        system, history = history[:1], history[1:]
+        prefix["system"] = system
     return RequestParts(
-        prefix=request_prefix(request, "input"),
+        prefix=prefix,
         history=history,
         results=result_pairs(read_history(history)),
-        sent=_sent(request) if isinstance(request, Mapping) else None,
+        sent=_sent(request, system) if isinstance(request, Mapping) else None,
     )
 
 
-def _sent(request: Mapping[str, Any]) -> SentPrefix:
+def _sent(request: Mapping[str, Any], system: list[Any]) -> SentPrefix:
     tools = request.get("tools")
-    offered = tuple(SentTool(name=tool["name"], parameters=tool.get("parameters")) for tool in list_or_empty(tools)
-                    if isinstance(tool, dict) and isinstance(tool.get("name"), str))
+    offered = tuple(SentTool(name=tool["name"], parameters=tool.get("parameters"), description=description_of(tool))
+                    for tool in list_or_empty(tools) if isinstance(tool, dict) and isinstance(tool.get("name"), str))
     choice, forced = _read_choice(request.get("tool_choice", "auto"))
     text = request.get("text")
     form = text.get("format") if isinstance(text, dict) else None
     return SentPrefix(
-        instructions=string_or_none(request.get("instructions")),
+        instructions=string_or_none(request.get("instructions")) if not system else text_of(system[0].get("content")),
         tools=offered,
         tool_choice=choice,
         forced_tool=forced,
