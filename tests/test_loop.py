@@ -347,3 +347,66 @@ def test_an_undeclared_call_inside_an_invalid_tool_call_is_unknown_tool() -> Non
     run_case = make_case(body(broken))
     run = run_loop(run_case, "openai-responses", ADAPTER, run_case.providers["openai-responses"].turns)
     assert run.outcome == "unknown_tool"
+
+
+# ---- Where the loop says what happened (pinned against surviving mutants) -----------------------------------------
+
+BUNDLED = {case.id: case for case in _load_cases([CASES])}
+
+
+def test_an_http_error_turn_is_the_error_even_in_stream_mode_when_a_stream_was_recorded_too() -> None:
+    from conformance.loop import replay_turn
+
+    streamed = BUNDLED["normal"].providers["openai-responses"].turns[0]
+    assert streamed.stream is not None
+    for status in (400, 401):
+        error = dataclasses.replace(streamed, status=status, body={"error": {"message": "bad", "type": "x"}})
+        response, summary = replay_turn(ADAPTER, error, "stream")
+        assert (response.kind, summary) == ("fatal_error", None), status
+
+
+def test_stream_mode_without_an_assembler_names_the_fixture_and_the_fix() -> None:
+    from conformance.errors import InputError
+    from conformance.loop import replay_turn
+
+    streamed = BUNDLED["normal"].providers["openai-responses"].turns[0]
+    with pytest.raises(InputError) as raised:
+        replay_turn(dataclasses.replace(ADAPTER, assemble_stream=None), streamed, "stream")
+    (problem,) = raised.value.problems
+    assert (problem.file, problem.line, problem.message, problem.fix) == (
+        streamed.stream_source, None, "adapter 'openai-responses' cannot read streams",
+        "give the adapter an assemble_stream function, or run body mode only")
+
+
+def test_the_turn_budget_detail_names_the_budget() -> None:
+    case = BUNDLED["loop_exhaustion"]
+    run = run_loop(case, "openai-responses", ADAPTER, case.providers["openai-responses"].turns)
+    assert (run.outcome, run.detail) == ("budget_exhausted",
+                                         "the turn budget of 3 ran out with tool calls still coming")
+
+
+def test_an_adapter_that_raises_while_building_turn_2_is_caught_at_turn_2() -> None:
+    from conformance.loop import LoopRun
+
+    def build_request(task: Any, transcript: Any) -> dict[str, Any]:
+        if len(transcript) > 1:
+            raise RuntimeError("no second request")
+        return ADAPTER.build_request(task, transcript)
+
+    case, run = BUNDLED["normal"], LoopRun()
+    with pytest.raises(RuntimeError):
+        run_loop(case, "openai-responses", dataclasses.replace(ADAPTER, build_request=build_request),
+                 case.providers["openai-responses"].turns, "body", run)
+    assert (run.turn, run.phase, run.fixture) == (2, "building the request", "")
+
+
+def test_no_recorded_turn_at_all_says_the_loop_needs_one() -> None:
+    from conformance.errors import InputError
+
+    case = BUNDLED["normal"]
+    with pytest.raises(InputError) as raised:
+        run_loop(case, "openai-responses", ADAPTER, ())
+    (problem,) = raised.value.problems
+    assert problem.message == ("provider 'openai-responses': no recorded turn 1; recorded turns: 1..0; the loop "
+                               "needs at least one turn")
+    assert problem.fix == "record turn 1 for openai-responses, or lower budget.max_turns"

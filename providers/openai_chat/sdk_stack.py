@@ -50,8 +50,10 @@ def call(task: Task, transcript: Sequence[TranscriptEntry], endpoint: Endpoint) 
                                                                stream_options={"include_usage": True}))
         return _from_message(_Turn.of_completion(client.chat.completions.create(**params)))
     except openai.APIStatusError as error:
-        envelope = {"error": {"message": error.message, "type": error.type, "code": error.code,
-                              "param": error.param}}
+        # `.message` is "Error code: 429 - …" and its tail changed between SDK releases (3.30 spelled the whole
+        # error object there, 3.57 its message): the vendor's message is the error object's own.
+        message = error.body.get("message") if isinstance(error.body, dict) else error.message
+        envelope = {"error": {"message": message, "type": error.type, "code": error.code, "param": error.param}}
         return classify_error(error.status_code, envelope, {k.lower(): v for k, v in error.response.headers.items()})
     except openai.APIError as error:  # an error chunk in the stream: no HTTP status
         return RetryableError(raw=f"stream error={getattr(error, 'type', None) or 'unknown'}", reason="server_error",
