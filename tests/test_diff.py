@@ -399,3 +399,37 @@ def test_a_request_no_longer_read_back_is_a_regression_even_with_the_same_bytes(
     (result,) = compare(rows(BASE), edited(change))
     assert (result.label, result.notes) == (
         "regression", ["turn 1 request no longer checked: the adapter stopped reading it back"])
+
+
+def test_a_request_that_lost_two_parts_names_both_and_an_old_problem_is_not_new() -> None:
+    key = ("parallel_tool_calls", "anthropic-messages", "body")
+    before = rows(BASE)[key]["turns"][1]["request"]
+
+    def change(new: dict[Any, Any]) -> None:
+        request = new[key]["turns"][1]["request"]
+        request.update(sha256="e" * 16)
+        request["sent"]["tools"] = []
+        request["conversation"][2]["results"] = request["conversation"][2]["results"][:1]
+
+    (result,) = compare(rows(BASE), edited(change))
+    assert result.notes == ["turn 2 request lost tools 1 → 0, results 2 → 1"]
+    assert len(before["conversation"][2]["results"]) == 2
+
+    def same_problem(report: dict[Any, Any], sha: str) -> None:
+        report[KEY]["turns"][0]["request"].update(
+            sha256=sha, problems=["output token cap sent: none; the case says 512"])
+
+    old = edited(lambda report: same_problem(report, "a" * 16))
+    new = edited(lambda report: same_problem(report, "b" * 16))
+    (result,) = compare(old, new)
+    assert result.label == "change" and result.notes[0].startswith("turn 1 request changed (")
+
+
+def test_a_report_from_before_request_records_compares_without_a_note() -> None:
+    def strip(report: dict[Any, Any]) -> None:
+        for turn in report[KEY]["turns"]:
+            turn.pop("request")
+
+    old = edited(strip)
+    (result,) = compare(old, rows(BASE))
+    assert result.label == "change" and not any("request" in note for note in result.notes)
