@@ -410,3 +410,40 @@ def test_no_recorded_turn_at_all_says_the_loop_needs_one() -> None:
     assert problem.message == ("provider 'openai-responses': no recorded turn 1; recorded turns: 1..0; the loop "
                                "needs at least one turn")
     assert problem.fix == "record turn 1 for openai-responses, or lower budget.max_turns"
+
+
+def test_each_turn_names_the_fixture_it_was_read_from_stream_or_body() -> None:
+    case = BUNDLED["normal"]
+    turns = case.providers["openai-responses"].turns
+    streamed = run_loop(case, "openai-responses", ADAPTER, turns, "stream")
+    assert streamed.sources == [turn.stream_source for turn in turns] and all(
+        source.endswith(".sse") for source in streamed.sources)
+    assert run_loop(case, "openai-responses", ADAPTER, turns, "body").sources == [turn.source for turn in turns]
+    error = BUNDLED["http_rate_limit"]
+    assert run_loop(error, "openai-responses", ADAPTER, error.providers["openai-responses"].turns,
+                    "stream").sources == [error.providers["openai-responses"].turns[0].source]
+
+
+def test_an_adapter_that_raises_reading_a_stream_is_caught_with_the_stream_fixture() -> None:
+    from conformance.loop import LoopRun
+
+    def assemble(chunks: Any) -> Any:
+        raise ValueError("cannot read this stream")
+
+    case, run = BUNDLED["normal"], LoopRun()
+    with pytest.raises(ValueError):
+        run_loop(case, "openai-responses", dataclasses.replace(ADAPTER, assemble_stream=assemble),
+                 case.providers["openai-responses"].turns, "stream", run)
+    assert (run.turn, run.phase, run.fixture) == (1, "reading the response",
+                                                  case.providers["openai-responses"].turns[0].stream_source)
+
+
+def test_the_first_schema_error_is_the_one_nearest_the_root() -> None:
+    from conformance.loop import _check_call
+    from conformance.types import ToolCall
+
+    case = BUNDLED["normal"]
+    tools = {spec.name: case.world.tools[spec.name] for spec in case.task.tools}
+    call = ToolCall(call_id="c1", name="get_order", arguments="{}", parsed_arguments={"order_id": 5, "extra": 1})
+    assert _check_call(call, set(), tools) == (
+        "invalid_arguments", "get_order: Additional properties are not allowed ('extra' was unexpected)")
