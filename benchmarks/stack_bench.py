@@ -6,8 +6,8 @@ Measured, all with the openai SDK on Chat Completions bodies of the ``normal`` c
 
 - the bare SDK, in process (``httpx2.MockTransport`` answering from the replay router): the floor;
 - the bare SDK against the loopback replay server: what the socket and HTTP layer add;
-- a whole stack row (``openai-chat@openai-sdk``, body mode) through the loopback server: what the engine adds
-  (the loop, the checks, the report row) on top of the SDK's two calls.
+- a whole stack row (``openai-chat@openai-sdk``, body mode), in process and through the loopback server: what the
+  engine adds (the loop, the checks, the report row) on top of the SDK's two calls.
 """
 
 from __future__ import annotations
@@ -74,6 +74,8 @@ def main() -> None:
     with BackgroundServer(cases) as server:
         results.append(_rate("openai SDK, loopback server", calls, bare(server.base, None, server.replay)))
     rows = max(1, calls // 2)  # two SDK calls per row of the normal case
+    results.append(_rate("stack row openai-chat@openai-sdk (2 calls each), in process", rows * 2,
+                         lambda: [run_stack_case(case, stack, chat, "body", True) for _ in range(rows)]))
     results.append(_rate("stack row openai-chat@openai-sdk (2 calls each), loopback", rows * 2,
                          lambda: [run_stack_case(case, stack, chat, "body") for _ in range(rows)]))
     floor = results[0][1]

@@ -71,6 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--stack", action="append", default=[], metavar="STACK",
                      help="also run a real client's lane: all, a reference stack (openai-chat@openai-sdk) or "
                           "module:object (repeatable; docs/stacks.md)")
+    run.add_argument("--in-process", action="store_true",
+                     help="stacks answer through their clients' in-process seams instead of the loopback server")
 
     inspect = commands.add_parser("inspect", help="classify one recorded response and print it as JSON")
     inspect.add_argument("--provider", required=True, help="provider id")
@@ -159,7 +161,7 @@ def _run(arguments: argparse.Namespace) -> int:
                                   else "record fixtures under providers.<id> in the cases, or pick a provider they "
                                        "have")])
     rows = [run_case(item.case, item.provider, adapters[item.provider], item.mode) for item in items]
-    stack_rows, lanes = stack_lanes(select_stacks(arguments.stack), items, adapters)
+    stack_rows, lanes = stack_lanes(select_stacks(arguments.stack), items, adapters, arguments.in_process)
     rows += stack_rows
     report = build_report(rows, list(adapters) + lanes)
     written = write_reports(report, arguments.report_dir)

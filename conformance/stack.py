@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from conformance.adapter import Task, TranscriptEntry
 from conformance.cases import Expectation
@@ -30,6 +31,9 @@ class Endpoint:
     openai SDK wants ``<base_url>/v1``; anthropic, google-genai and boto3 take it as it is)."""
     stream: bool
     """Whether this row calls the streaming API."""
+    replay: Any = None
+    """In process: the ``conformance.replay.Replay`` to answer from through the client's own seam
+    (``conformance.transports``), with no socket; None: the loopback server at ``base_url``."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

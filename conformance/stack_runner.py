@@ -30,18 +30,24 @@ def shared_server() -> BackgroundServer:
         return _SERVER
 
 
-def run_stack_case(case: Case, stack: Stack, reader: Adapter,
-                   mode: str = "body") -> tuple[dict[str, Any], Exception | None, list[dict[str, Any]]]:
+_IN_PROCESS = Replay([])
+"""The router the in-process transports answer from (no server, no socket)."""
+IN_PROCESS_BASE = "http://127.0.0.1"
+
+
+def run_stack_case(case: Case, stack: Stack, reader: Adapter, mode: str = "body",
+                   in_process: bool = False) -> tuple[dict[str, Any], Exception | None, list[dict[str, Any]]]:
     """One stack row (``<provider>@<stack>``): the report row, the stack's exception (or None), and the requests
-    its client sent."""
+    its client sent. ``in_process``: through the clients' own seams (``conformance.transports``) instead of the
+    loopback server."""
     from conformance.runner import run_lane  # noqa: PLC0415 - runner imports nothing of the stack lane
 
-    server = shared_server()
-    replay: Replay = server.replay
+    replay, base = (_IN_PROCESS, IN_PROCESS_BASE) if in_process else (shared_server().replay, shared_server().base)
     with replay.lock:
         replay.cases[case.id] = case
     replay.reset(case.id, stack.row_id, mode)
-    endpoint = Endpoint(base_url=session_base(server.base, case.id, stack.row_id, mode), stream=mode == "stream")
+    endpoint = Endpoint(base_url=session_base(base, case.id, stack.row_id, mode), stream=mode == "stream",
+                        replay=replay if in_process else None)
 
     def respond(index: int, transcript: tuple[TranscriptEntry, ...]) -> tuple[ModelResponse, dict[str, Any]]:
         response = stack.call(case.task, transcript, endpoint)
@@ -53,8 +59,8 @@ def run_stack_case(case: Case, stack: Stack, reader: Adapter,
                     stack.differences.get((case.id, mode)))
 
 
-def stack_lanes(stacks: Sequence[Stack], items: Sequence[Any],
-                adapters: dict[str, Adapter]) -> tuple[list[dict[str, Any]], list[str]]:
+def stack_lanes(stacks: Sequence[Stack], items: Sequence[Any], adapters: dict[str, Adapter],
+                in_process: bool = False) -> tuple[list[dict[str, Any]], list[str]]:
     """Every selected case item of a stack's provider through the stack: the rows, and the lanes that ran. A stack
     whose SDK is not installed, or whose provider has no reader here, is skipped with one line on stderr."""
     rows: list[dict[str, Any]] = []
@@ -67,6 +73,6 @@ def stack_lanes(stacks: Sequence[Stack], items: Sequence[Any],
             print(f"skipped stack {stack.row_id}: {why}", file=sys.stderr)
             continue
         lanes.append(stack.row_id)
-        rows += [run_stack_case(item.case, stack, reader, item.mode)[0] for item in items
+        rows += [run_stack_case(item.case, stack, reader, item.mode, in_process)[0] for item in items
                  if item.provider == stack.provider]
     return rows, lanes

@@ -54,3 +54,13 @@ def attach_to_botocore(client: Any, replay: Replay) -> None:
         return AWSResponse(request.url, reply.status, reply.headers, _RawBody(list(reply.chunks)))
 
     client.meta.events.register("before-send.bedrock-runtime", before_send)
+
+
+def http_client(replay: Replay | None) -> Any:
+    """For a stack's SDK client: an ``httpx2.Client`` answering from ``replay`` in process, or None (the SDK's own
+    client, for the loopback server)."""
+    if replay is None:
+        return None
+    import httpx2  # noqa: PLC0415
+
+    return httpx2.Client(transport=httpx_transport(replay))

@@ -32,9 +32,10 @@ def _shape(row: dict[str, Any]) -> tuple[Any, ...]:
         [call["call_id"] for call in turn["calls"]] for turn in row["turns"]], row["usage"]
 
 
+@pytest.mark.parametrize("in_process", [False, True], ids=["loopback", "in-process"])
 @pytest.mark.parametrize("row_id", sorted(builtin_stacks()))
 def test_every_row_through_a_reference_stack_classifies_like_the_raw_adapter_or_is_a_declared_difference(
-        row_id: str) -> None:
+        row_id: str, in_process: bool) -> None:
     stack = builtin_stacks()[row_id]
     reader = ADAPTERS[stack.provider]
     rows, differing = 0, []
@@ -43,7 +44,7 @@ def test_every_row_through_a_reference_stack_classifies_like_the_raw_adapter_or_
             continue
         for mode in modes_for(case, stack.provider, reader):
             raw = run_case(case, stack.provider, reader, mode)
-            row, error, requests = run_stack_case(case, stack, reader, mode)
+            row, error, requests = run_stack_case(case, stack, reader, mode, in_process)
             assert error is None and row["passed"], (case.id, mode, row["failures"])
             assert (row["provider"], row["stack"]) == (row_id, stack.id)
             assert len(requests) == len(row["turns"]) and all(turn["request"]["checked"] for turn in row["turns"])
@@ -124,3 +125,18 @@ def test_an_unknown_stack_is_a_usage_error_and_a_missing_sdk_skips_with_a_reason
     assert ("skipped stack openai-chat@needs-sdk: no_such_sdk_module not installed (pip install "
             "'conformance[stacks]')") in skipped.stderr
     assert json.loads((tmp_path / "b/report.json").read_text())["providers"] == ["openai-chat"]
+
+
+def test_run_in_process_opens_no_socket_for_the_stacks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import conformance.stack_runner as lane
+
+    def no_server() -> Any:
+        raise AssertionError("an in-process run started the loopback server")
+
+    monkeypatch.setattr(lane, "shared_server", no_server)
+    result = cli("run", "--stack", "all", "--in-process", "--provider", "gemini", "--provider", "bedrock-converse",
+                 "--case", "normal", "--report-dir", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["providers"] == ["bedrock-converse", "bedrock-converse@boto3", "gemini", "gemini@google-genai"]
+    assert report["summary"] == {"cases": 1, "failed": 0, "passed": 8, "rows": 8}

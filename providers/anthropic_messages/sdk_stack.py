@@ -23,18 +23,21 @@ from conformance.providers.anthropic_messages.request import build_request
 from conformance.providers.anthropic_messages.response import IGNORED_BLOCKS, STOP_REASONS
 from conformance.providers.anthropic_messages.usage import normalize_usage
 from conformance.stack import Endpoint, Stack
+from conformance.transports import http_client
 from conformance.types import ModelResponse, RetryableError, Unsupported
 from conformance.verdict import Content, Refused, resolve
 
 _CLIENTS: dict[str, Any] = {}
 
 
-def _client(base_url: str) -> Any:
+def _client(endpoint: Endpoint) -> Any:
     import anthropic  # noqa: PLC0415 - the SDK is an optional extra
 
-    client = _CLIENTS.get(base_url)
+    client = _CLIENTS.get(endpoint.base_url)
     if client is None:
-        client = _CLIENTS[base_url] = anthropic.Anthropic(base_url=base_url, api_key="sk-ant-replay", max_retries=0)
+        client = _CLIENTS[endpoint.base_url] = anthropic.Anthropic(
+            base_url=endpoint.base_url, api_key="sk-ant-replay", max_retries=0,
+            http_client=http_client(endpoint.replay))
     return client
 
 
@@ -43,7 +46,7 @@ def call(task: Task, transcript: Sequence[TranscriptEntry], endpoint: Endpoint) 
     import anthropic  # noqa: PLC0415
 
     params = build_request(task, transcript)
-    client = _client(endpoint.base_url)
+    client = _client(endpoint)
     try:
         if endpoint.stream:
             with client.messages.stream(**params) as stream:
