@@ -22,23 +22,10 @@ from conformance.providers.openai_chat.request import build_request
 from conformance.providers.openai_chat.response import FINISH_REASONS
 from conformance.providers.openai_chat.usage import normalize_usage
 from conformance.providers.openai_common.errors import classify_error
+from conformance.providers.openai_common.sdk_client import openai_client
 from conformance.stack import Endpoint, Stack
-from conformance.transports import http_client
 from conformance.types import ModelResponse, RetryableError, Unsupported
 from conformance.verdict import Content, resolve
-
-_CLIENTS: dict[str, Any] = {}
-
-
-def _client(endpoint: Endpoint) -> Any:
-    import openai  # noqa: PLC0415 - the SDK is an optional extra
-
-    client = _CLIENTS.get(endpoint.base_url)
-    if client is None:
-        client = _CLIENTS[endpoint.base_url] = openai.OpenAI(
-            base_url=f"{endpoint.base_url}/v1", api_key="sk-replay", max_retries=0,
-            http_client=http_client(endpoint.replay))
-    return client
 
 
 def call(task: Task, transcript: Sequence[TranscriptEntry], endpoint: Endpoint) -> ModelResponse:
@@ -46,7 +33,7 @@ def call(task: Task, transcript: Sequence[TranscriptEntry], endpoint: Endpoint) 
     import openai  # noqa: PLC0415
 
     params = build_request(task, transcript)
-    client = _client(endpoint)
+    client = openai_client(endpoint)
     try:
         if endpoint.stream:
             return _from_stream(client.chat.completions.create(**params, stream=True,

@@ -18,25 +18,12 @@ from typing import Any
 
 from conformance.adapter import Task, TranscriptEntry
 from conformance.providers.openai_common.errors import classify_error
+from conformance.providers.openai_common.sdk_client import openai_client
 from conformance.providers.openai_responses.request import build_request
 from conformance.providers.openai_responses.response import classify_body
 from conformance.providers.openai_responses.stream import assemble_stream
 from conformance.stack import Endpoint, Stack
-from conformance.transports import http_client
 from conformance.types import ModelResponse
-
-_CLIENTS: dict[str, Any] = {}
-
-
-def _client(endpoint: Endpoint) -> Any:
-    import openai  # noqa: PLC0415 - the SDK is an optional extra
-
-    client = _CLIENTS.get(endpoint.base_url)
-    if client is None:
-        client = _CLIENTS[endpoint.base_url] = openai.OpenAI(
-            base_url=f"{endpoint.base_url}/v1", api_key="sk-replay", max_retries=0,
-            http_client=http_client(endpoint.replay))
-    return client
 
 
 def call(task: Task, transcript: Sequence[TranscriptEntry], endpoint: Endpoint) -> ModelResponse:
@@ -44,7 +31,7 @@ def call(task: Task, transcript: Sequence[TranscriptEntry], endpoint: Endpoint) 
     import openai  # noqa: PLC0415
 
     params = build_request(task, transcript)
-    client = _client(endpoint)
+    client = openai_client(endpoint)
     try:
         if endpoint.stream:
             events = [b"event: " + event.type.encode("utf-8") + b"\ndata: " + json.dumps(_wire(event)).encode("utf-8")
