@@ -12,7 +12,7 @@ by side with the raw adapters, column by column.
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,8 +44,9 @@ class Stack:
     """The stack id, e.g. ``openai-sdk``; its rows are ``<provider>@<id>``."""
     provider: str
     """The API it speaks, whose fixtures it replays and whose raw adapter reads its requests."""
-    call: Callable[[Task, Sequence[TranscriptEntry], Endpoint], ModelResponse]
-    """Make one real call for the next turn and map the result (or the client's exception) to one kind."""
+    call: Callable[[Task, Sequence[TranscriptEntry], Endpoint], ModelResponse | Awaitable[ModelResponse]]
+    """Make one real call for the next turn and map the result (or the client's exception) to one kind. An async
+    function is awaited, each call in an event loop of its own (build the async client inside it)."""
     requires: tuple[str, ...] = ()
     """Modules the stack imports (its SDK); without them its rows are skipped with a one-line reason."""
     description: str = ""

@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from typing import Any
 
 from conformance.adapter import Adapter, TranscriptEntry
@@ -50,13 +52,19 @@ def run_stack_case(case: Case, stack: Stack, reader: Adapter, mode: str = "body"
                         replay=replay if in_process else None)
 
     def respond(index: int, transcript: tuple[TranscriptEntry, ...]) -> tuple[ModelResponse, dict[str, Any]]:
-        response = stack.call(case.task, transcript, endpoint)
+        response: Any = stack.call(case.task, transcript, endpoint)
+        if inspect.isawaitable(response):  # an async stack: each call runs in an event loop of its own
+            response = asyncio.run(_awaited(response))
         sent = replay.sent(case.id, stack.row_id, mode)
         request = sent[index] if len(sent) > index and isinstance(sent[index], dict) else {}
         return response, request
 
     return run_lane(case, stack.provider, reader, mode, respond, stack.row_id, stack.id,
                     stack.differences.get((case.id, mode)))
+
+
+async def _awaited(response: Awaitable[ModelResponse]) -> ModelResponse:
+    return await response
 
 
 def stack_lanes(stacks: Sequence[Stack], items: Sequence[Any], adapters: dict[str, Adapter],

@@ -140,3 +140,19 @@ def test_run_in_process_opens_no_socket_for_the_stacks(tmp_path: Path, monkeypat
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["providers"] == ["bedrock-converse", "bedrock-converse@boto3", "gemini", "gemini@google-genai"]
     assert report["summary"] == {"cases": 1, "failed": 0, "passed": 8, "rows": 8}
+
+
+def test_an_async_stack_is_awaited_and_classifies_like_the_sync_one() -> None:
+    async def call(task: Task, transcript: Sequence[TranscriptEntry], endpoint: Endpoint) -> ModelResponse:
+        import openai
+
+        async with openai.AsyncOpenAI(base_url=f"{endpoint.base_url}/v1", api_key="sk-replay",
+                                      max_retries=0) as client:
+            completion = await client.chat.completions.create(**build_request(task, transcript))
+        return sdk_stack._from_message(sdk_stack._Turn.of_completion(completion))
+
+    stack = dataclasses.replace(STACK, id="openai-async", call=call)
+    for case_id in ("normal", "parallel_tool_calls", "forced_tool_choice"):
+        row, error, _ = run_stack_case(CASE[case_id], stack, CHAT, "body")
+        assert error is None and row["passed"], row["failures"]
+        assert _shape(row) == _shape(run_stack_case(CASE[case_id], STACK, CHAT, "body")[0])
