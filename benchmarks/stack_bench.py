@@ -7,7 +7,9 @@ Measured, all with the openai SDK on Chat Completions bodies of the ``normal`` c
 - the bare SDK, in process (``httpx2.MockTransport`` answering from the replay router): the floor;
 - the bare SDK against the loopback replay server: what the socket and HTTP layer add;
 - a whole stack row (``openai-chat@openai-sdk``, body mode), in process and through the loopback server: what the
-  engine adds (the loop, the checks, the report row) on top of the SDK's two calls.
+  engine adds (the loop, the checks, the report row) on top of the SDK's two calls;
+- vcrpy replaying the same first turn with one cassette loaded per call, the shape pytest-recording gives each
+  test (only when vcrpy is installed: ``pip install vcrpy``; it is not a dependency of the suite).
 """
 
 from __future__ import annotations
@@ -26,10 +28,10 @@ import httpx2  # noqa: E402
 import openai  # noqa: E402
 
 from conformance.adapter import UserMessage  # noqa: E402
-from conformance.cases import load_cases  # noqa: E402
+from conformance.cases import Case, load_cases  # noqa: E402
 from conformance.registry import builtin_adapters  # noqa: E402
 from conformance.replay import Replay  # noqa: E402
-from conformance.serve import BackgroundServer  # noqa: E402
+from conformance.serve import BackgroundServer, session_base  # noqa: E402
 from conformance.stack import builtin_stacks  # noqa: E402
 from conformance.stack_runner import run_stack_case  # noqa: E402
 from conformance.transports import httpx_transport  # noqa: E402
@@ -45,6 +47,32 @@ def _rate(label: str, calls: int, work: Callable[[], None]) -> tuple[str, float]
         work()
         times.append(time.perf_counter() - start)
     return label, calls / statistics.median(times)
+
+
+def _vcr_rates(calls: int, request: dict[str, object], cases: list[Case]) -> list[tuple[str, float]]:
+    try:
+        import vcr  # noqa: PLC0415
+    except ImportError:
+        print("vcrpy not installed: the cassette line is left out (pip install vcrpy)")
+        return []
+    import tempfile  # noqa: PLC0415
+
+    cassette = Path(tempfile.mkdtemp()) / "normal.yaml"
+    with BackgroundServer(cases) as server:  # record turn 1 once, from the replay server
+        client = openai.OpenAI(base_url=f"{session_base(server.base, CASE_ID, 'openai-chat', 'body')}/v1",
+                               api_key="sk-replay", max_retries=0)
+        with vcr.use_cassette(str(cassette), record_mode="all"):
+            client.chat.completions.create(**request)
+        base = server.base  # the cassette matches on host and port: replay against the same URL, server gone
+    player = openai.OpenAI(base_url=f"{session_base(base, CASE_ID, 'openai-chat', 'body')}/v1", api_key="sk-replay",
+                           max_retries=0)
+
+    def work() -> None:
+        for _ in range(calls):
+            with vcr.use_cassette(str(cassette), record_mode="none", allow_playback_repeats=True):
+                player.chat.completions.create(**request)
+
+    return [_rate("openai SDK + vcrpy, one cassette per call (pytest-recording)", calls, work)]
 
 
 def main() -> None:
@@ -78,6 +106,7 @@ def main() -> None:
                          lambda: [run_stack_case(case, stack, chat, "body", True) for _ in range(rows)]))
     results.append(_rate("stack row openai-chat@openai-sdk (2 calls each), loopback", rows * 2,
                          lambda: [run_stack_case(case, stack, chat, "body") for _ in range(rows)]))
+    results += _vcr_rates(calls, request, cases)
     floor = results[0][1]
     print(f"{'path':60} {'calls/s':>9} {'× floor':>8}")
     for label, rate in results:
