@@ -13,7 +13,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +26,7 @@ from conformance.sse import iter_lines
 from conformance.world import World
 from conformance.yamlfile import load_yaml
 from tests.helpers import CASES, FIXTURES, CliResult, cli
+from tests.slow_adapter import wait_until_started
 
 ROOT = Path(__file__).parent.parent
 ADAPTERS = builtin_adapters()
@@ -523,8 +523,9 @@ def test_sigterm_during_a_run_keeps_the_previous_reports_and_leaves_no_temporary
     process = subprocess.Popen(
         [sys.executable, "-m", "conformance", "run", "--report-dir", str(reports),
          "--adapter", "tests.slow_adapter:ADAPTER", "--provider", "openai-chat"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(2.0)
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "SLOW_ADAPTER_STARTED": str(tmp_path / "started")})
+    wait_until_started(tmp_path / "started")
     process.send_signal(signal.SIGTERM)
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 143 and "Traceback" not in stderr

@@ -6,10 +6,10 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from tests.helpers import CASES
+from tests.slow_adapter import wait_until_started
 
 ROOT = Path(__file__).parent.parent
 
@@ -24,11 +24,11 @@ def test_an_interrupted_run_keeps_the_previous_reports(tmp_path: Path) -> None:
         [sys.executable, "-m", "conformance", "run", "--cases", str(CASES), "--report-dir", str(reports),
          "--adapter", "tests.slow_adapter:ADAPTER", "--provider", "openai-chat"],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        env={**os.environ, "PYTHONPATH": str(ROOT), "SLOW_ADAPTER_STARTED": str(tmp_path / "started")},
         # A shell starts background jobs with Ctrl-C ignored, and Python keeps an inherited "ignore": give the
         # run the default disposition, as a terminal would.
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    time.sleep(2.0)
+    wait_until_started(tmp_path / "started")
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=30)
     assert process.returncode == 130
