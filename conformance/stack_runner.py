@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import os
 import sys
 import threading
 from collections.abc import Awaitable, Sequence
@@ -23,12 +24,16 @@ _LOCK = threading.Lock()
 _SERVER: BackgroundServer | None = None
 
 
+_SERVER_PID = 0
+
+
 def shared_server() -> BackgroundServer:
-    """This process's replay server (127.0.0.1, any free port), started on first use."""
-    global _SERVER  # noqa: PLW0603 - one server per process, shared by every stack row
+    """This process's replay server (127.0.0.1, any free port), started on first use. A forked child (a mutation
+    tester's worker, a multiprocessing pool) starts its own: the parent's server thread does not survive a fork."""
+    global _SERVER, _SERVER_PID  # noqa: PLW0603 - one server per process, shared by every stack row
     with _LOCK:
-        if _SERVER is None:
-            _SERVER = BackgroundServer([], max_seconds=SERVER_SECONDS).__enter__()
+        if _SERVER is None or os.getpid() != _SERVER_PID:
+            _SERVER, _SERVER_PID = BackgroundServer([], max_seconds=SERVER_SECONDS).__enter__(), os.getpid()
         return _SERVER
 
 

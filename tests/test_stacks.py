@@ -156,3 +156,27 @@ def test_an_async_stack_is_awaited_and_classifies_like_the_sync_one() -> None:
         row, error, _ = run_stack_case(CASE[case_id], stack, CHAT, "body")
         assert error is None and row["passed"], row["failures"]
         assert _shape(row) == _shape(run_stack_case(CASE[case_id], STACK, CHAT, "body")[0])
+
+
+def test_a_forked_child_gets_a_replay_server_of_its_own() -> None:
+    import os
+
+    import conformance.stack_runner as lane
+
+    parent = lane.shared_server()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: the parent's server thread is gone, so a row must still be served
+        import signal
+
+        signal.alarm(60)  # a child talking to the parent's dead server would wait forever: end it instead
+        try:
+            row, error, _ = run_stack_case(CASE["normal"], STACK, CHAT, "body")
+            ok = error is None and row["passed"] and lane.shared_server() is not parent
+            os.write(write, b"1" if ok else b"0")
+        finally:
+            os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    assert os.read(read, 1) == b"1"
+    assert lane.shared_server() is parent
