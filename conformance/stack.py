@@ -14,7 +14,7 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from conformance.adapter import Task, TranscriptEntry
 from conformance.cases import Expectation
@@ -62,6 +62,21 @@ class Stack:
     def missing(self) -> list[str]:
         """The required modules that are not installed."""
         return [module for module in self.requires if importlib.util.find_spec(module) is None]
+
+
+ClientT = TypeVar("ClientT")
+_CLIENTS: dict[tuple[Callable[[Endpoint], Any], str, bool], Any] = {}
+
+
+def client_for(endpoint: Endpoint, build: Callable[[Endpoint], ClientT]) -> ClientT:
+    """The client ``build(endpoint)`` made for this session, built on its first call and kept, as production code
+    keeps its client (building an SDK client costs more than one call). Keyed by the builder, the session's base URL
+    and the seam (loopback or in process)."""
+    key = (build, endpoint.base_url, endpoint.replay is not None)
+    client = _CLIENTS.get(key)
+    if client is None:
+        client = _CLIENTS[key] = build(endpoint)
+    return client
 
 
 BUILTIN_STACKS: dict[str, str] = {

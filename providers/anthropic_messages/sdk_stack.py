@@ -22,23 +22,17 @@ from conformance.providers.anthropic_messages.errors import classify_error
 from conformance.providers.anthropic_messages.request import build_request
 from conformance.providers.anthropic_messages.response import IGNORED_BLOCKS, STOP_REASONS
 from conformance.providers.anthropic_messages.usage import normalize_usage
-from conformance.stack import Endpoint, Stack
+from conformance.stack import Endpoint, Stack, client_for
 from conformance.transports import http_client
 from conformance.types import ModelResponse, RetryableError, Unsupported
 from conformance.verdict import Content, Refused, resolve
 
-_CLIENTS: dict[str, Any] = {}
 
-
-def _client(endpoint: Endpoint) -> Any:
+def _build(endpoint: Endpoint) -> Any:
     import anthropic  # noqa: PLC0415 - the SDK is an optional extra
 
-    client = _CLIENTS.get(endpoint.base_url)
-    if client is None:
-        client = _CLIENTS[endpoint.base_url] = anthropic.Anthropic(
-            base_url=endpoint.base_url, api_key="sk-ant-replay", max_retries=0,
-            http_client=http_client(endpoint.replay))
-    return client
+    return anthropic.Anthropic(base_url=endpoint.base_url, api_key="sk-ant-replay", max_retries=0,
+                               http_client=http_client(endpoint.replay))
 
 
 def call(task: Task, transcript: Sequence[TranscriptEntry], endpoint: Endpoint) -> ModelResponse:
@@ -46,7 +40,7 @@ def call(task: Task, transcript: Sequence[TranscriptEntry], endpoint: Endpoint) 
     import anthropic  # noqa: PLC0415
 
     params = build_request(task, transcript)
-    client = _client(endpoint)
+    client = client_for(endpoint, _build)
     try:
         if endpoint.stream:
             with client.messages.stream(**params) as stream:

@@ -23,26 +23,23 @@ from conformance.providers.bedrock_converse.errors import classify_error
 from conformance.providers.bedrock_converse.request import build_request
 from conformance.providers.bedrock_converse.response import classify_body
 from conformance.providers.bedrock_converse.stream import assemble_stream
-from conformance.stack import Endpoint, Stack
+from conformance.stack import Endpoint, Stack, client_for
 from conformance.transports import attach_to_botocore
 from conformance.types import ModelResponse
 
-_CLIENTS: dict[str, Any] = {}
 MODEL_ID = "model-under-test"
 
 
-def _client(endpoint: Endpoint) -> Any:
+def _build(endpoint: Endpoint) -> Any:
     os.environ.setdefault("AWS_EC2_METADATA_DISABLED", "true")  # before any client exists
     import boto3  # noqa: PLC0415 - the SDK is an optional extra
     import botocore.config  # noqa: PLC0415
 
-    client = _CLIENTS.get(endpoint.base_url)
-    if client is None:
-        client = _CLIENTS[endpoint.base_url] = boto3.client(
-            "bedrock-runtime", endpoint_url=endpoint.base_url, region_name="us-east-1", aws_access_key_id="replay",
-            aws_secret_access_key="replay", config=botocore.config.Config(retries={"total_max_attempts": 1}))
-        if endpoint.replay is not None:
-            attach_to_botocore(client, endpoint.replay)
+    client = boto3.client(
+        "bedrock-runtime", endpoint_url=endpoint.base_url, region_name="us-east-1", aws_access_key_id="replay",
+        aws_secret_access_key="replay", config=botocore.config.Config(retries={"total_max_attempts": 1}))
+    if endpoint.replay is not None:
+        attach_to_botocore(client, endpoint.replay)
     return client
 
 
@@ -51,7 +48,7 @@ def call(task: Task, transcript: Sequence[TranscriptEntry], endpoint: Endpoint) 
     import botocore.exceptions  # noqa: PLC0415
 
     params = build_request(task, transcript)
-    client = _client(endpoint)
+    client = client_for(endpoint, _build)
     try:
         if endpoint.stream:
             return _from_events(client.converse_stream(modelId=MODEL_ID, **params)["stream"])

@@ -24,24 +24,20 @@ from conformance.providers.gemini.errors import classify_error
 from conformance.providers.gemini.request import build_request
 from conformance.providers.gemini.response import classify_body
 from conformance.providers.gemini.stream import assemble_stream
-from conformance.stack import Endpoint, Stack
+from conformance.stack import Endpoint, Stack, client_for
 from conformance.transports import http_client
 from conformance.types import ModelResponse
 
-_CLIENTS: dict[str, Any] = {}
 MODEL = "model-under-test"
 
 
-def _client(endpoint: Endpoint) -> Any:
+def _build(endpoint: Endpoint) -> Any:
     from google import genai  # noqa: PLC0415 - the SDK is an optional extra
     from google.genai import types  # noqa: PLC0415
 
-    client = _CLIENTS.get(endpoint.base_url)
-    if client is None:
-        options = types.HttpOptions(base_url=endpoint.base_url, api_version="v1beta",
-                                    httpx_client=http_client(endpoint.replay))
-        client = _CLIENTS[endpoint.base_url] = genai.Client(api_key="replay", http_options=options)
-    return client
+    options = types.HttpOptions(base_url=endpoint.base_url, api_version="v1beta",
+                                httpx_client=http_client(endpoint.replay))
+    return genai.Client(api_key="replay", http_options=options)
 
 
 def call(task: Task, transcript: Sequence[TranscriptEntry], endpoint: Endpoint) -> ModelResponse:
@@ -52,7 +48,7 @@ def call(task: Task, transcript: Sequence[TranscriptEntry], endpoint: Endpoint) 
     config = types.GenerateContentConfig.model_validate({
         **request.get("generationConfig", {}), "systemInstruction": request.get("systemInstruction"),
         "tools": request.get("tools"), "toolConfig": request.get("toolConfig"), "automaticContinuation": False})
-    client = _client(endpoint)
+    client = client_for(endpoint, _build)
     if endpoint.stream:
         return _from_stream(client.models.generate_content_stream(model=MODEL, contents=request["contents"],
                                                                   config=config))
