@@ -1,25 +1,37 @@
 """The stack lane's cost beside the SDK's own (medians of several repetitions, printed side by side).
 
-Run: ``.venv/bin/python benchmarks/stack_bench.py [--calls N]``. Not a test: the figures depend on the machine.
+Run: ``.venv/bin/python benchmarks/stack_bench.py [--rows N]``. Not a test: the figures depend on the machine.
 
-Measured, all with the openai SDK on Chat Completions bodies of the ``normal`` case (two turns):
+Every line replays the same two interactions: the two requests a row of the ``normal`` case sends through the openai
+SDK on Chat Completions bodies (a tool call, then the answer), so each line makes the same SDK calls.
 
 - the bare SDK, in process (``httpx2.MockTransport`` answering from the replay router): the floor;
 - the bare SDK against the loopback replay server: what the socket and HTTP layer add;
 - a whole stack row (``openai-chat@openai-sdk``, body mode), in process and through the loopback server: what the
   engine adds (the loop, the checks, the report row) on top of the SDK's two calls;
-- vcrpy replaying the same first turn with one cassette loaded per call, the shape pytest-recording gives each
-  test (only when vcrpy is installed: ``pip install vcrpy``; it is not a dependency of the suite).
+- vcrpy replaying the two interactions with one cassette loaded per row, the way pytest-recording wraps each test
+  (only when vcrpy is installed: ``pip install vcrpy``; it is not a dependency of the suite);
+- pytest-recording itself against the stack lane, each as N pytest tests in a fresh pytest process (one cassette per
+  test; one ``run_stack_case`` per test), timed from the end of collection to the end of the session (only when pytest-recording is
+  installed; install it in a separate virtualenv: it adds its own ``--record-mode`` option to every pytest run).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
+import importlib.util
+import json
+import os
+import shutil
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -27,7 +39,6 @@ sys.path.insert(0, str(ROOT))
 import httpx2  # noqa: E402
 import openai  # noqa: E402
 
-from conformance.adapter import UserMessage  # noqa: E402
 from conformance.cases import Case, load_cases  # noqa: E402
 from conformance.registry import builtin_adapters  # noqa: E402
 from conformance.replay import Replay  # noqa: E402
@@ -40,7 +51,7 @@ CASE_ID = "normal"
 REPEATS = 5
 
 
-def _rate(label: str, calls: int, work: Callable[[], None]) -> tuple[str, float]:
+def _rate(label: str, calls: int, work: Callable[[], object]) -> tuple[str, float]:
     times = []
     for _ in range(REPEATS):
         start = time.perf_counter()
@@ -49,68 +60,149 @@ def _rate(label: str, calls: int, work: Callable[[], None]) -> tuple[str, float]
     return label, calls / statistics.median(times)
 
 
-def _vcr_rates(calls: int, request: dict[str, object], cases: list[Case]) -> list[tuple[str, float]]:
+def _record_cassette(vcr: Any, sent: list[dict[str, Any]], cases: list[Case], path: Path) -> str:
+    """Record the row's two interactions once, from the replay server; returns the base URL they were recorded at
+    (a cassette matches on host and port, so it is replayed against the same URL, with the server gone)."""
+    with BackgroundServer(cases) as server:
+        base = f"{session_base(server.base, CASE_ID, 'openai-chat', 'body')}/v1"
+        client = openai.OpenAI(base_url=base, api_key="sk-replay", max_retries=0)
+        with vcr.use_cassette(str(path), record_mode="all"):
+            for request in sent:
+                client.chat.completions.create(**request)
+    return base
+
+
+def _vcr_rates(rows: int, sent: list[dict[str, Any]], cases: list[Case]) -> list[tuple[str, float]]:
     try:
         import vcr  # noqa: PLC0415
     except ImportError:
-        print("vcrpy not installed: the cassette line is left out (pip install vcrpy)")
+        print("vcrpy not installed: the cassette lines are left out (pip install vcrpy)")
         return []
-    import tempfile  # noqa: PLC0415
-
     cassette = Path(tempfile.mkdtemp()) / "normal.yaml"
-    with BackgroundServer(cases) as server:  # record turn 1 once, from the replay server
-        client = openai.OpenAI(base_url=f"{session_base(server.base, CASE_ID, 'openai-chat', 'body')}/v1",
-                               api_key="sk-replay", max_retries=0)
-        with vcr.use_cassette(str(cassette), record_mode="all"):
-            client.chat.completions.create(**request)
-        base = server.base  # the cassette matches on host and port: replay against the same URL, server gone
-    player = openai.OpenAI(base_url=f"{session_base(base, CASE_ID, 'openai-chat', 'body')}/v1", api_key="sk-replay",
-                           max_retries=0)
+    base = _record_cassette(vcr, sent, cases, cassette)
+    player = openai.OpenAI(base_url=base, api_key="sk-replay", max_retries=0)
 
     def work() -> None:
-        for _ in range(calls):
-            with vcr.use_cassette(str(cassette), record_mode="none", allow_playback_repeats=True):
-                player.chat.completions.create(**request)
+        for _ in range(rows):
+            with vcr.use_cassette(str(cassette), record_mode="none"):
+                for request in sent:
+                    player.chat.completions.create(**request)
 
-    return [_rate("openai SDK + vcrpy, one cassette per call (pytest-recording)", calls, work)]
+    results = [_rate(f"openai SDK + vcrpy {vcr.__version__}, one cassette per row", rows * len(sent), work)]
+    return results + _pytest_rates(rows, sent, cassette, base)
+
+
+TIMING_CONFTEST = """
+import json, os, time
+def pytest_collection_finish(session):
+    session.config._bench_start = time.perf_counter()
+def pytest_sessionfinish(session, exitstatus):
+    elapsed = time.perf_counter() - session.config._bench_start
+    with open(os.environ["BENCH_OUT"], "w") as out:
+        json.dump({"elapsed": elapsed, "status": int(exitstatus)}, out)
+"""
+RECORDING_TESTS = """
+import json, os
+import openai, pytest
+SENT = json.loads(os.environ["BENCH_SENT"])
+CLIENT = openai.OpenAI(base_url=os.environ["BENCH_BASE"], api_key="sk-replay", max_retries=0)
+@pytest.mark.vcr
+@pytest.mark.parametrize("row", range(int(os.environ["BENCH_ROWS"])))
+def test_row(row):
+    for request in SENT:
+        CLIENT.chat.completions.create(**request)
+"""
+STACK_TESTS = """
+import os
+from pathlib import Path
+import pytest
+from conformance.cases import load_cases
+from conformance.registry import builtin_adapters
+from conformance.stack import builtin_stacks
+from conformance.stack_runner import run_stack_case
+CASE = next(case for case in load_cases([Path(os.environ["BENCH_CASES"])]) if case.id == "normal")
+CHAT, STACK = builtin_adapters()["openai-chat"], builtin_stacks()["openai-chat@openai-sdk"]
+@pytest.mark.parametrize("row", range(int(os.environ["BENCH_ROWS"])))
+def test_row(row):
+    result, error, _ = run_stack_case(CASE, STACK, CHAT, "body", True)
+    assert error is None and result["passed"]
+"""
+
+
+def _pytest_rates(rows: int, sent: list[dict[str, Any]], cassette: Path, base: str) -> list[tuple[str, float]]:
+    """pytest-recording and the stack lane as pytest tests, each in a fresh pytest process (medians of 3)."""
+    if importlib.util.find_spec("pytest_recording") is None:
+        print("pytest-recording not installed: its line is left out (pip install pytest-recording, in a separate "
+              "virtualenv)")
+        return []
+    folder = Path(tempfile.mkdtemp())
+    (folder / "conftest.py").write_text(TIMING_CONFTEST)
+    (folder / "test_recording.py").write_text(RECORDING_TESTS)
+    (folder / "test_stack.py").write_text(STACK_TESTS)
+    for row in range(rows):  # pytest-recording's default: cassettes/<module>/<test id>.yaml, one per test
+        target = folder / "cassettes" / "test_recording" / f"test_row[{row}].yaml"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(cassette, target)
+    env = {**os.environ, "BENCH_SENT": json.dumps(sent), "BENCH_BASE": base, "BENCH_ROWS": str(rows),
+           "BENCH_CASES": str(ROOT / "cases"), "PYTHONPATH": str(ROOT)}
+
+    def timed(module: str, *options: str) -> float:
+        times: list[float] = []
+        for _ in range(3):
+            env["BENCH_OUT"] = str(folder / "out.json")
+            subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+                            "--rootdir", str(folder), module, *options], cwd=folder, env=env, check=False,
+                           stdout=subprocess.DEVNULL)
+            out = json.loads((folder / "out.json").read_text())
+            if out["status"] != 0:
+                raise SystemExit(f"{module} failed under pytest (exit {out['status']}): run it in {folder} to see why")
+            times.append(float(out["elapsed"]))
+        return rows * len(sent) / statistics.median(times)
+
+    version = importlib.metadata.version("pytest-recording")
+    return [(f"pytest-recording {version}: one test per row, one cassette per test", timed("test_recording.py",
+                                                                                          "--record-mode=none")),
+            ("stack lane as pytest tests: one test per row, in process", timed("test_stack.py"))]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=200, help="SDK calls per repetition (default 200)")
-    calls = parser.parse_args().calls
+    parser.add_argument("--rows", type=int, default=100, help="rows per repetition, two SDK calls each (default 100)")
+    rows = parser.parse_args().rows
     cases = load_cases([ROOT / "cases"])
     case = next(case for case in cases if case.id == CASE_ID)
     chat = builtin_adapters()["openai-chat"]
-    request = chat.build_request(case.task, [UserMessage(text=case.task.input)])
+    stack = builtin_stacks()["openai-chat@openai-sdk"]
+    _, error, sent = run_stack_case(case, stack, chat, "body", True)  # the two requests a row sends
+    assert error is None and len(sent) == 2, (error, sent)
+    calls = rows * len(sent)
 
     def bare(base: str, http_client: httpx2.Client | None, replay: Replay) -> Callable[[], None]:
-        # One client, as production code keeps one; the session is reset so every call gets turn 1.
+        # One client, as production code keeps one; the session is reset so every row starts at turn 1.
         client = openai.OpenAI(base_url=f"{base}/s/{CASE_ID}/openai-chat@bench/body/v1", api_key="sk-replay",
                                max_retries=0, http_client=http_client)
 
         def work() -> None:
-            for _ in range(calls):
+            for _ in range(rows):
                 replay.reset(CASE_ID, "openai-chat@bench", "body")
-                client.chat.completions.create(**request)
+                for request in sent:
+                    client.chat.completions.create(**request)
         return work
 
     replay = Replay(cases)
     in_process = httpx2.Client(transport=httpx_transport(replay))
-    stack = builtin_stacks()["openai-chat@openai-sdk"]
     results = [_rate("openai SDK, in process (MockTransport)", calls, bare("http://127.0.0.1", in_process, replay))]
     with BackgroundServer(cases) as server:
         results.append(_rate("openai SDK, loopback server", calls, bare(server.base, None, server.replay)))
-    rows = max(1, calls // 2)  # two SDK calls per row of the normal case
-    results.append(_rate("stack row openai-chat@openai-sdk (2 calls each), in process", rows * 2,
+    results.append(_rate("stack row openai-chat@openai-sdk, in process", calls,
                          lambda: [run_stack_case(case, stack, chat, "body", True) for _ in range(rows)]))
-    results.append(_rate("stack row openai-chat@openai-sdk (2 calls each), loopback", rows * 2,
+    results.append(_rate("stack row openai-chat@openai-sdk, loopback", calls,
                          lambda: [run_stack_case(case, stack, chat, "body") for _ in range(rows)]))
-    results += _vcr_rates(calls, request, cases)
+    results += _vcr_rates(rows, sent, cases)
     floor = results[0][1]
-    print(f"{'path':60} {'calls/s':>9} {'× floor':>8}")
+    print(f"{'path (two SDK calls per row)':66} {'calls/s':>9} {'× floor':>8}")
     for label, rate in results:
-        print(f"{label:60} {rate:9.0f} {floor / rate:8.2f}")
+        print(f"{label:66} {rate:9.0f} {floor / rate:8.2f}")
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ it hands it a status, headers and a body (or a stream) and gets one contract kin
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
@@ -167,6 +168,26 @@ class RequestParts:
     reported as not checked)."""
 
 
+SSE_CONTENT_TYPE = "text/event-stream; charset=utf-8"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Wire:
+    """How an API travels over HTTP, for the replay server that serves its fixtures to real clients (docs/serve.md):
+    the paths its clients call, where they read the request id, and how a recorded stream goes back on the wire."""
+
+    paths: tuple[tuple[re.Pattern[str], bool | None], ...]
+    """Each path the API answers (matched whole, after the session prefix) and whether it streams; None when the
+    request body's ``"stream": true`` decides."""
+    request_id_header: str = "x-request-id"
+    """The response header the API's clients read the request id from."""
+    stream_content_type: str = SSE_CONTENT_TYPE
+    """The content type of a streamed reply."""
+    encode_stream: Callable[[bytes], Iterable[bytes]] | None = None
+    """A recorded stream transcript → the chunks to send, each flushed on its own; None: server-sent events, one
+    chunk per event, the bytes unchanged."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Adapter:
     """One vendor API's pure functions, registered under a provider id."""
@@ -188,6 +209,9 @@ class Adapter:
     read_history: Callable[[Sequence[Any]], Sequence[SentEntry]] | None = None
     """A list of the vendor's conversation entries (a request's history, or a response's ``output_items``) → the
     neutral entries; None when the adapter does not read them (those checks are then reported as not checked)."""
+    wire: Wire | None = None
+    """How the API travels over HTTP, for ``conformance serve`` and the stack lane; None when the replay server
+    cannot serve it."""
 
 
 def request_history(request: Any, key: str) -> list[Any]:

@@ -6,6 +6,9 @@ byte for byte, one chunk per event; Bedrock ``.jsonl`` re-encoded as binary even
 repeat of the previous request replays the same turn, so a client's retries cannot shift the script; error turns also
 say ``x-should-retry: false``. Every request body is kept, so the engine can check what the real client sent.
 
+Which paths an API answers, where its clients read the request id and how its streams are framed are the adapter's
+facts (``Adapter.wire``); this module names no vendor.
+
 Pure: no sockets here. ``conformance.serve`` puts it behind a loopback HTTP server; an in-process transport can call
 ``Replay.handle`` directly.
 """
@@ -15,32 +18,16 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
+from conformance.adapter import Adapter, Wire
 from conformance.cases import Case
-from conformance.eventstream import encode_jsonl
 from conformance.fixtures import RecordedTurn
 
-# The vendor path after the session prefix → (API, stream when the path alone says so).
-ROUTES: tuple[tuple[re.Pattern[str], str, bool | None], ...] = (
-    (re.compile(r"/v1/responses"), "openai-responses", None),
-    (re.compile(r"/v1/chat/completions"), "openai-chat", None),
-    (re.compile(r"/v1/messages"), "anthropic-messages", None),
-    (re.compile(r"/v1(?:beta|alpha)?/models/[^/:]+:generateContent"), "gemini", False),
-    (re.compile(r"/v1(?:beta|alpha)?/models/[^/:]+:streamGenerateContent"), "gemini", True),
-    (re.compile(r"/model/[^/]+/converse"), "bedrock-converse", False),
-    (re.compile(r"/model/[^/]+/converse-stream"), "bedrock-converse", True),
-)
 SESSION = re.compile(r"/s/(?P<case>[^/]+)/(?P<provider>[^/]+)/(?P<mode>body|stream)(?P<rest>/.*)")
-SSE = "text/event-stream; charset=utf-8"
-EVENTSTREAM = "application/vnd.amazon.eventstream"
-# The header each API's client reads its request id from (openai `x-request-id`, anthropic `request-id`,
-# botocore `x-amzn-RequestId`); Gemini has none.
-REQUEST_ID_HEADERS = {"openai-responses": "x-request-id", "openai-chat": "x-request-id",
-                      "anthropic-messages": "request-id", "bedrock-converse": "x-amzn-RequestId"}
 
 
 @dataclass(slots=True)
@@ -73,7 +60,13 @@ class Session:
 class Replay:
     """Sessions over loaded cases; thread-safe (one lock per replay: turns are served in request order)."""
 
-    def __init__(self, cases: Sequence[Case]) -> None:
+    def __init__(self, cases: Sequence[Case], adapters: Mapping[str, Adapter] | None = None) -> None:
+        """``adapters``: whose wires the server speaks (default: the built-in ones)."""
+        if adapters is None:
+            from conformance.registry import builtin_adapters  # noqa: PLC0415 - registry imports every provider
+
+            adapters = builtin_adapters()
+        self.wires = {provider: adapter.wire for provider, adapter in adapters.items() if adapter.wire is not None}
         self.cases = {case.id: case for case in cases}
         self.sessions: dict[tuple[str, str, str], Session] = {}
         self.lock = threading.Lock()
@@ -91,14 +84,24 @@ class Replay:
             what = "case" if case is None else f"provider of case {match['case']}"
             return _problem(404, f"no {what} {match['case'] if case is None else fixtures!r} here; "
                                  f"cases: {', '.join(sorted(self.cases)) or 'none'}")
-        route = _route(match["rest"])
+        route = self._route(fixtures, match["rest"])
         if route is None:
             return _problem(404, f"case {case.id}: {match['rest']} is none of the vendor paths this server speaks")
-        api, stream = route
+        wire, stream = route
         with self.lock:
             key = (case.id, match["provider"], match["mode"])
             session = self.sessions.setdefault(key, Session(case, fixtures, match["mode"]))
-            return _serve(session, api, stream, query, body)
+            return _serve(session, wire, stream, query, body)
+
+    def _route(self, provider: str, rest: str) -> tuple[Wire, bool | None] | None:
+        """The wire that answers ``rest`` — the session's own provider's first, then any other (a team's adapter for
+        an OpenAI-compatible server speaks the Chat paths) — and whether the path alone says it streams."""
+        own = self.wires.get(provider)
+        for wire in ([own] if own is not None else []) + list(self.wires.values()):
+            for pattern, stream in wire.paths:
+                if pattern.fullmatch(rest):
+                    return wire, stream
+        return None
 
     def reset(self, case_id: str, provider: str, mode: str) -> None:
         """Forget a session, so the next request starts at turn 1 (a row run again)."""
@@ -112,14 +115,7 @@ class Replay:
             return list(session.requests) if session is not None else []
 
 
-def _route(rest: str) -> tuple[str, bool | None] | None:
-    for pattern, api, stream in ROUTES:
-        if pattern.fullmatch(rest):
-            return api, stream
-    return None
-
-
-def _serve(session: Session, api: str, stream: bool | None, query: str, body: bytes) -> Reply:
+def _serve(session: Session, wire: Wire, stream: bool | None, query: str, body: bytes) -> Reply:
     turns = session.case.providers[session.provider].turns
     repeat = body == session.last_body and session.cursor > 0
     index = session.cursor - 1 if repeat else session.cursor
@@ -135,13 +131,12 @@ def _serve(session: Session, api: str, stream: bool | None, query: str, body: by
         session.last_body = body
     turn = turns[index]
     wants_stream = stream if stream is not None else _asks_stream(body)
-    reply = _reply(turn, api, wants_stream, session, index)
-    reply.headers.setdefault(REQUEST_ID_HEADERS.get(api, "x-request-id"),
-                             f"req_{session.case.id}_{session.mode}_{index + 1}")
+    reply = _reply(turn, wire, wants_stream, session, index)
+    reply.headers.setdefault(wire.request_id_header, f"req_{session.case.id}_{session.mode}_{index + 1}")
     return reply
 
 
-def _reply(turn: RecordedTurn, api: str, wants_stream: bool, session: Session, index: int) -> Reply:
+def _reply(turn: RecordedTurn, wire: Wire, wants_stream: bool, session: Session, index: int) -> Reply:
     headers = {name.lower(): value for name, value in turn.headers.items()}
     if turn.status >= 400:
         headers.setdefault("content-type", "application/json" if not isinstance(turn.body, str) else "text/plain")
@@ -157,11 +152,9 @@ def _reply(turn: RecordedTurn, api: str, wants_stream: bool, session: Session, i
         return _problem(409, f"case {session.case.id} [{session.provider}]: turn {index + 1} has no recorded stream; "
                              "the client asked for one")
     text = turn.stream.read_bytes()
-    if api == "bedrock-converse":
-        headers["content-type"] = EVENTSTREAM
-        return Reply(turn.status, headers, list(encode_jsonl(text.decode("utf-8"))), streamed=True)
-    headers["content-type"] = SSE
-    return Reply(turn.status, headers, _events(text), streamed=True)
+    headers["content-type"] = wire.stream_content_type
+    frames = wire.encode_stream(text) if wire.encode_stream is not None else _events(text)
+    return Reply(turn.status, headers, list(frames), streamed=True)
 
 
 def _events(text: bytes) -> list[bytes]:

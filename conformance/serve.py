@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
+from conformance.adapter import Adapter
 from conformance.cases import Case
 from conformance.replay import Replay
 from conformance.request_check import check_sent
@@ -101,10 +102,12 @@ def client_environment(base: str, case_id: str = "<case>", provider: str = "<pro
 
 
 def run_server(cases: Sequence[Case], port: int = 0, max_seconds: float = 600.0,
-               max_requests: int | None = None, ready: Any = None) -> Replay:
+               max_requests: int | None = None, ready: Any = None,
+               adapters: Mapping[str, Adapter] | None = None) -> Replay:
     """Serve until ``max_seconds`` pass or ``max_requests`` are answered; ``ready(server)`` is called once it listens.
-    Returns the replay, whose sessions hold what each client sent."""
-    replay = Replay(cases)
+    ``adapters``: whose wires to speak (default: the built-ins). Returns the replay, whose sessions hold what each
+    client sent."""
+    replay = Replay(cases, adapters)
     server = ReplayServer(replay, port, max_requests)
     timer = threading.Timer(max_seconds, server.shutdown)
     timer.daemon = True

@@ -44,7 +44,7 @@ def serve(arguments: argparse.Namespace, roots: list[Path]) -> int:
             print(f"  export {name}={value}")
         sys.stdout.flush()
 
-    replay = run_server(cases, arguments.port, arguments.max_seconds, arguments.max_requests, ready)
+    replay = run_server(cases, arguments.port, arguments.max_seconds, arguments.max_requests, ready, adapters)
     records = session_records(replay, adapters)
     if arguments.report_dir is not None:
         arguments.report_dir.mkdir(parents=True, exist_ok=True)

@@ -3,8 +3,10 @@ stream included; the router's sessions, repeats and errors; the command (docs/se
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -24,10 +26,10 @@ from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types as genai_types
 
-from conformance.adapter import UserMessage
+from conformance.adapter import UserMessage, Wire
 from conformance.cases import Case, load_cases
-from conformance.eventstream import encode_jsonl
 from conformance.loop import replay_turn
+from conformance.providers.bedrock_converse.eventstream import encode_jsonl
 from conformance.registry import builtin_adapters
 from conformance.replay import Replay
 from conformance.request_check import check_sent
@@ -221,6 +223,25 @@ def test_a_request_no_session_answers_gets_an_error_naming_what_was_expected(pat
     status, headers, body = _post(Replay(ALL_CASES), path, {})
     assert status == 404 and headers["x-should-retry"] == "false"
     assert json.loads(body)["error"]["message"].startswith(message)
+
+
+def test_the_paths_and_request_id_header_are_the_adapters_wire() -> None:
+    chat = builtin_adapters()["openai-chat"]
+    custom = dataclasses.replace(chat, wire=Wire(paths=((re.compile(r"/api/v9/complete"), None),),
+                                                 request_id_header="x-trace-id"))
+    replay = Replay(ALL_CASES, {"openai-chat": custom})
+    status, headers, body = _post(replay, "/s/normal/openai-chat/body/api/v9/complete", {})
+    assert status == 200 and headers["x-trace-id"] == "req_normal_body_1" and "x-request-id" not in headers
+    assert body == (CASES / "normal/openai-chat/turn1.json").read_bytes()
+    assert _post(replay, "/s/normal/openai-chat/body/v1/chat/completions", {})[0] == 404  # not this wire's path
+
+    # A team's adapter without a wire of its own is served on a path a built-in speaks.
+    normal = BY_ID["normal"]
+    theirs = dataclasses.replace(normal, providers={"myapp-chat": normal.providers["openai-chat"]})
+    mine = dataclasses.replace(chat, id="myapp-chat", wire=None)
+    replay = Replay([theirs], {"openai-chat": chat, "myapp-chat": mine})
+    status, headers, _ = _post(replay, "/s/normal/myapp-chat/body/v1/chat/completions", {})
+    assert status == 200 and headers["x-request-id"] == "req_normal_body_1"
 
 
 def test_error_turns_keep_their_status_and_headers_and_refuse_retries() -> None:

@@ -1,6 +1,8 @@
 """Anthropic Messages API (``POST /v1/messages``), JSON bodies and SSE streams."""
 
-from conformance.adapter import Adapter
+import re
+
+from conformance.adapter import Adapter, Wire
 from conformance.providers.anthropic_messages.errors import classify_error
 from conformance.providers.anthropic_messages.request import build_request, read_history, read_request
 from conformance.providers.anthropic_messages.response import classify_body
@@ -15,4 +17,6 @@ ADAPTER = Adapter(
     classify_error=classify_error,
     assemble_stream=assemble_stream,
     description="Anthropic Messages API, POST /v1/messages",
+    # The anthropic SDK reads its request id from `request-id` (anthropic/_base_client.py); `"stream": true` streams.
+    wire=Wire(paths=((re.compile(r"/v1/messages"), None),), request_id_header="request-id"),
 )

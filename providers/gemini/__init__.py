@@ -1,6 +1,8 @@
 """Google Gemini API (``models/{model}:generateContent``), JSON bodies and ``streamGenerateContent`` SSE streams."""
 
-from conformance.adapter import Adapter
+import re
+
+from conformance.adapter import Adapter, Wire
 from conformance.providers.gemini.errors import classify_error
 from conformance.providers.gemini.request import build_request, read_history, read_request
 from conformance.providers.gemini.response import classify_body
@@ -15,4 +17,7 @@ ADAPTER = Adapter(
     classify_error=classify_error,
     assemble_stream=assemble_stream,
     description="Google Gemini API, POST models/{model}:generateContent (and :streamGenerateContent?alt=sse)",
+    # The method in the path decides the stream; google-genai reads no request id header (an id is sent anyway).
+    wire=Wire(paths=((re.compile(r"/v1(?:beta|alpha)?/models/[^/:]+:generateContent"), False),
+                     (re.compile(r"/v1(?:beta|alpha)?/models/[^/:]+:streamGenerateContent"), True))),
 )

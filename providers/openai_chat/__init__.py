@@ -1,6 +1,8 @@
 """OpenAI Chat Completions (``POST /v1/chat/completions``) and compatible servers: JSON bodies and SSE."""
 
-from conformance.adapter import Adapter
+import re
+
+from conformance.adapter import Adapter, Wire
 from conformance.providers.openai_chat.request import build_request, read_history, read_request
 from conformance.providers.openai_chat.response import classify_body
 from conformance.providers.openai_chat.stream import assemble_stream
@@ -15,4 +17,6 @@ ADAPTER = Adapter(
     classify_error=classify_error,
     assemble_stream=assemble_stream,
     description="OpenAI Chat Completions and compatible servers, POST /v1/chat/completions",
+    # The openai SDK reads its request id from `x-request-id` (openai/_base_client.py); `"stream": true` streams.
+    wire=Wire(paths=((re.compile(r"/v1/chat/completions"), None),)),
 )

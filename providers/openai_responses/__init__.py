@@ -1,6 +1,8 @@
 """OpenAI Responses API (``POST /v1/responses``), JSON bodies and SSE streams."""
 
-from conformance.adapter import Adapter
+import re
+
+from conformance.adapter import Adapter, Wire
 from conformance.providers.openai_common.errors import classify_error
 from conformance.providers.openai_responses.request import build_request, read_history, read_request
 from conformance.providers.openai_responses.response import classify_body
@@ -15,4 +17,6 @@ ADAPTER = Adapter(
     classify_error=classify_error,
     assemble_stream=assemble_stream,
     description="OpenAI Responses API, POST /v1/responses",
+    # The openai SDK reads its request id from `x-request-id` (openai/_base_client.py); `"stream": true` streams.
+    wire=Wire(paths=((re.compile(r"/v1/responses"), None),)),
 )

@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from typing import Any
 
 STRING = 7
+EVENTSTREAM = "application/vnd.amazon.eventstream"
 
 
 def _headers(headers: dict[str, str]) -> bytes:
@@ -68,3 +69,8 @@ def encode_jsonl(text: str) -> Iterator[bytes]:
         if not isinstance(event, dict) or len(event) != 1:
             raise ValueError(f"line {number}: not one {{member: payload}} object")
         yield encode_event(event)
+
+
+def encode_stream(data: bytes) -> list[bytes]:
+    """A stored ``.jsonl`` ConverseStream as the frames to send, one chunk per event (``conformance.adapter.Wire``)."""
+    return list(encode_jsonl(data.decode("utf-8")))
