@@ -11,6 +11,11 @@ built. ``runner.py`` turns each case × provider × mode into a report row (made
 two reports, ``snapshot.py`` keeps the reviewed classifications and requests. ``cli.py`` and ``pytest_plugin.py``
 are the two ways in.
 
+Real clients. ``replay.py`` serves the recorded turns to real clients over each API's wire (``Adapter.wire``):
+behind a loopback server (``serve.py``, ``serve_command.py``) or the clients' own seams (``transports.py``). A
+stack (``stack.py``) is a team's client code; ``stack_runner.py`` runs it through the same loop, and the raw
+adapter reads what its client sent.
+
 The adapter kit. What ``providers/<api>/`` modules import to stay small and pure: ``adapter.py`` (the ``Adapter``
 record and the neutral task/transcript types), ``types.py`` (the kinds), ``calls.py`` (building calls and deciding
 whether they can run), ``http.py`` (status defaults, retry headers, error kinds), ``usage.py`` (count helpers),
