@@ -11,7 +11,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from conformance.adapter import Adapter
+from conformance.adapter import Adapter, RequestParts
 from conformance.types import ModelResponse
 
 
@@ -20,11 +20,14 @@ def _canonical(value: Any) -> str:
 
 
 def check_correlation(
-    adapter: Adapter, requests: Sequence[dict[str, Any]], responses: Sequence[ModelResponse]
+    adapter: Adapter, requests: Sequence[dict[str, Any]], responses: Sequence[ModelResponse],
+    parts: Sequence[RequestParts] | None = None,
 ) -> dict[str, Any]:
-    """Every correlation rule checked on the requests an adapter built and the responses it read."""
+    """Every correlation rule checked on the requests an adapter built and the responses it read. ``parts``: the
+    requests as the adapter reads them, when the caller has read them already (the request checks read the same)."""
     problems: list[str] = []
-    parts = [adapter.read_request(request) for request in requests]
+    if parts is None:
+        parts = [adapter.read_request(request) for request in requests]
     calls = sum(len(response.calls) for response in responses)
     ids = [call.call_id for response in responses for call in response.calls if not call.synthesized_id]
     results = matched = 0

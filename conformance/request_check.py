@@ -36,15 +36,19 @@ def canonical(value: Any) -> str:
 
 def check_requests(adapter: Adapter, task: Task, requests: Sequence[dict[str, Any]],
                    transcripts: Sequence[Sequence[TranscriptEntry]],
-                   rebuild: bool = True) -> tuple[list[dict[str, Any]], list[str]]:
+                   rebuild: bool = True, parts: Sequence[RequestParts] | None = None,
+                   ) -> tuple[list[dict[str, Any]], list[str]]:
     """Per request, a record for the report (sizes, digest, what each slot carries, problems), and the row's
     failures: each problem once, with the turns it holds on (``turns 1, 2: …``). ``rebuild`` False: the requests
-    came from a real client (a stack), so the adapter's own build is not the one to repeat."""
+    came from a real client (a stack), so the adapter's own build is not the one to repeat. ``parts``: the requests
+    as the adapter reads them, when the caller has read them already."""
     records = []
     found: dict[str, list[int]] = {}
     spelled = _Spelled.of(task)
-    for index, (request, transcript) in enumerate(zip(requests, transcripts, strict=True)):
-        record = _check_one(adapter, task, spelled, request, transcript, rebuild)
+    if parts is None:
+        parts = [adapter.read_request(request) for request in requests]
+    for index, (request, transcript, read) in enumerate(zip(requests, transcripts, parts, strict=True)):
+        record = _check_one(adapter, task, spelled, request, transcript, rebuild, read)
         records.append(record)
         for problem in record["problems"]:
             found.setdefault(problem, []).append(index + 1)
@@ -71,8 +75,7 @@ class _Spelled:
 
 
 def _check_one(adapter: Adapter, task: Task, spelled: _Spelled, request: dict[str, Any],
-               transcript: Sequence[TranscriptEntry], rebuild: bool) -> dict[str, Any]:
-    parts = adapter.read_request(request)
+               transcript: Sequence[TranscriptEntry], rebuild: bool, parts: RequestParts) -> dict[str, Any]:
     text = canonical(request)
     record: dict[str, Any] = {
         "bytes": len(text.encode("utf-8")),

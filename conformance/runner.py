@@ -82,9 +82,10 @@ def _run_case(case: Case, provider: str, adapter: Adapter, mode: str, run: LoopR
         run_loop(case, provider, adapter, fixtures.turns, mode, run, respond)
         # The checks call the adapter's readers (and its build, once more): their exceptions are the adapter's too.
         run.turn, run.phase, run.fixture = len(run.requests), "checking the requests", ""
-        correlation = check_correlation(adapter, run.requests, run.responses)
+        parts = [adapter.read_request(request) for request in run.requests]  # read once, checked twice
+        correlation = check_correlation(adapter, run.requests, run.responses, parts)
         requests, request_failures = check_requests(adapter, case.task, run.requests, run.transcripts,
-                                                    rebuild=respond is None)
+                                                    rebuild=respond is None, parts=parts)
     except InputError:
         raise
     except Exception as error:  # noqa: BLE001 - a user's adapter must not take the whole run down
