@@ -14,7 +14,7 @@ from conformance import serve_command
 from conformance.cases import load_cases
 from conformance.catalogue import render_catalogue
 from conformance.classify import classify_response
-from conformance.diff import compare, load_report
+from conformance.diff import compare, load_document
 from conformance.diff import render_markdown as render_diff
 from conformance.errors import InputError, Problem
 from conformance.files import read_regular_file, regular_file_problem
@@ -161,9 +161,10 @@ def _run(arguments: argparse.Namespace) -> int:
                                   else "record fixtures under providers.<id> in the cases, or pick a provider they "
                                        "have")])
     rows = [run_case(item.case, item.provider, adapters[item.provider], item.mode) for item in items]
-    stack_rows, lanes = stack_lanes(select_stacks(arguments.stack), items, adapters, arguments.in_process)
+    stacks = select_stacks(arguments.stack)
+    stack_rows, lanes = stack_lanes(stacks, items, adapters, arguments.in_process)
     rows += stack_rows
-    report = build_report(rows, list(adapters) + lanes)
+    report = build_report(rows, list(adapters) + lanes, {stack.row_id: stack.accepted for stack in stacks})
     written = write_reports(report, arguments.report_dir)
     markdown = render_markdown(report)
     print(terminal_safe(markdown))
@@ -258,8 +259,8 @@ def _looks_like_stream(data: bytes) -> bool:
 
 
 def _diff(arguments: argparse.Namespace) -> int:
-    old, new = load_report(arguments.old), load_report(arguments.new)
-    changes = compare(old, new)
+    (old, old_findings), (new, new_findings) = load_document(arguments.old), load_document(arguments.new)
+    changes = compare(old, new, old_findings, new_findings)
     markdown = render_diff(changes, str(arguments.old), str(arguments.new))
     print(terminal_safe(markdown), end="")
     if arguments.output:

@@ -39,6 +39,12 @@ class RowChange:
 
 def load_report(path: Path) -> dict[Key, dict[str, Any]]:
     """A report.json's rows by case × provider × mode; InputError for anything the gate cannot trust."""
+    return load_document(path)[0]
+
+
+def load_document(path: Path) -> tuple[dict[Key, dict[str, Any]], list[dict[str, Any]] | None]:
+    """A report.json's rows by case × provider × mode, and its findings (None in a report written before findings
+    were measured); InputError for anything the gate cannot trust."""
     shown = str(path)
     try:
         document = parse_json(read_regular_file(path, shown, MAX_REPORT_BYTES).decode("utf-8"))
@@ -71,9 +77,21 @@ def load_report(path: Path) -> dict[Key, dict[str, Any]]:
                                     "one row per case × provider × mode: were two case folders merged?",
                                     f"/results/{index}"))
         rows[key] = row
+    findings = document.get("findings")
+    if findings is not None and not (isinstance(findings, list) and all(map(_finding_shape, findings))):
+        problems.append(Problem(shown, None, "'findings' is not a list of findings", "pass an unmodified report.json",
+                                "/findings"))
     if problems:
         raise InputError(problems)
-    return rows
+    return rows, findings
+
+
+def _finding_shape(finding: Any) -> bool:
+    return (isinstance(finding, dict) and all(isinstance(finding.get(name), str) for name in FINDING_KEY[:-2])
+            and isinstance(finding.get("turn"), int | None) and isinstance(finding.get("field"), str))
+
+
+FINDING_KEY = ("stack", "case", "mode", "turn", "field")
 
 
 # Row fields the comparison reads, with the JSON types they must have.
@@ -95,14 +113,58 @@ def row_shape_problem(row: Any) -> str | None:
         return "has a turn that is not an object with a 'calls' list"
     if not all(isinstance(failure, str) for failure in row["failures"]):
         return "has a failure that is not a string"
-    problems = (row["correlation"] or {}).get("problems", [])
+    problems = (row.get("correlation") or {}).get("problems", [])
     if not isinstance(problems, list) or not all(isinstance(problem, str) for problem in problems):
         return "has correlation problems that are not a list of strings"
     return None
 
 
-def compare(old: dict[Key, dict[str, Any]], new: dict[Key, dict[str, Any]]) -> list[RowChange]:
-    """Every row that differs between two reports, labelled regression, change or improvement."""
+def compare(old: dict[Key, dict[str, Any]], new: dict[Key, dict[str, Any]],
+            old_findings: list[dict[str, Any]] | None = None,
+            new_findings: list[dict[str, Any]] | None = None) -> list[RowChange]:
+    """Every row that differs between two reports, labelled regression, change or improvement. With both reports'
+    findings (``conformance.findings``), a finding the new report adds is a regression unless its stack accepts
+    it, and one it drops is an improvement."""
+    changes = _compare_all_rows(old, new)
+    if old_findings is not None and new_findings is not None:
+        _compare_findings(changes, old_findings, new_findings)
+    return changes
+
+
+def _compare_findings(changes: list[RowChange], old: list[dict[str, Any]], new: list[dict[str, Any]]) -> None:
+    before = {tuple(finding[name] for name in FINDING_KEY): finding for finding in old}
+    after = {tuple(finding[name] for name in FINDING_KEY): finding for finding in new}
+    by_row = {change.key: change for change in changes}
+    for key in sorted(set(before) ^ set(after), key=str):
+        finding = after.get(key) or before[key]
+        row_key: Key = (finding["case"], finding["stack"], finding["mode"])
+        turn = f"turn {finding['turn']} " if finding["turn"] else ""
+        what = (f"{turn}{finding['field']} {finding['effect']}: {_value(finding.get('wire'))} → "
+                f"{_value(finding.get('stack_value'))} ({finding.get('meaning')})")
+        if key not in after:
+            label, note = "improvement", f"finding gone: {what}"
+        elif finding.get("accepted"):
+            label, note = "change", f"new finding, accepted ({finding['accepted']}): {what}"
+        else:
+            label, note = "regression", f"new finding, not accepted: {what}"
+        change = by_row.get(row_key)
+        if change is None:
+            change = by_row[row_key] = RowChange(row_key, label, [])
+            changes.append(change)
+        elif LABEL_ORDER[label] < LABEL_ORDER[change.label]:
+            change.label = label
+        change.notes.insert(0, note) if label == "regression" else change.notes.append(note)
+    changes.sort(key=lambda change: change.key)
+
+
+LABEL_ORDER = {"regression": 0, "change": 1, "improvement": 2}
+
+
+def _value(value: Any) -> str:
+    return "null" if value is None else str(value)
+
+
+def _compare_all_rows(old: dict[Key, dict[str, Any]], new: dict[Key, dict[str, Any]]) -> list[RowChange]:
     changes = []
     for key in sorted(set(old) | set(new)):
         before, after = _comparable(old.get(key)), _comparable(new.get(key))

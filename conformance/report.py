@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from conformance import reportfiles
 from conformance.errors import InputError, Problem
+from conformance.findings import find_all
 from conformance.html import render_html
 from conformance.markdown import escape_cell
 from conformance.types import USAGE_FIELDS
@@ -15,9 +17,11 @@ from conformance.types import USAGE_FIELDS
 SCHEMA_VERSION = 1
 
 
-def build_report(rows: list[dict[str, Any]], providers: list[str]) -> dict[str, Any]:
+def build_report(rows: list[dict[str, Any]], providers: list[str],
+                 accepted: Mapping[str, Mapping[str, str]] | None = None) -> dict[str, Any]:
     """The report of ``rows``; two rows under one case × provider × mode key are refused (InputError): the
-    upgrade gate matches rows by key and could keep the passing one."""
+    upgrade gate matches rows by key and could keep the passing one. ``accepted``: per stack row id, the findings
+    its team accepts (``Stack.accepted``)."""
     rows = sorted(rows, key=lambda row: (row["case"], row["provider"], row["mode"]))
     repeated = sorted({(a["case"], a["provider"], a["mode"]) for a, b in zip(rows, rows[1:], strict=False)
                        if (a["case"], a["provider"], a["mode"]) == (b["case"], b["provider"], b["mode"])})
@@ -31,6 +35,7 @@ def build_report(rows: list[dict[str, Any]], providers: list[str]) -> dict[str, 
         "summary": {"rows": len(rows), "passed": passed, "failed": len(rows) - passed,
                     "cases": len({row["case"] for row in rows})},
         "results": rows,
+        "findings": [finding.to_dict() for finding in find_all(rows, accepted)],
     }
 
 
@@ -98,6 +103,7 @@ def render_markdown(report: dict[str, Any]) -> str:
     lines += _raw_value_table(rows, providers)
     lines += _usage_table(rows, providers)
     lines += _request_table(rows, providers)
+    lines += _findings_section(report.get("findings", []))
     overrides = {(row["case"], row["provider"]): row for row in rows if row["override"]}
     if overrides:
         lines += ["## Provider differences (⚑ overrides)", ""]
@@ -106,6 +112,40 @@ def render_markdown(report: dict[str, Any]) -> str:
                          f"{escape_cell(row['expected']['outcome'])} — {escape_cell(row['override']['why'])}")
         lines.append("")
     return "\n".join(lines)
+
+
+def _findings_section(findings: list[dict[str, Any]]) -> list[str]:
+    """Per stack, what it hides: each field where its rows part from the raw adapter's, grouped by field and
+    effect, with one example, where it happens, and whether the team accepts it (docs/stacks.md, "Findings")."""
+    if not findings:
+        return []
+    lines = ["## What each stack hides (findings against the raw adapter)", "",
+             "Each stack row is compared, field by field, with the raw adapter's row on the same fixture: the wire "
+             "said the first value, the stack gives the second.", ""]
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for finding in findings:
+        groups.setdefault((finding["stack"], finding["field"], finding["effect"]), []).append(finding)
+    for stack in sorted({key[0] for key in groups}):
+        lines += [f"### {escape_cell(stack)}", "",
+                  "| field | effect | the wire → the stack (first seen) | what business code can no longer tell "
+                  "| where | accepted |", "|---|---|---|---|---|---|"]
+        for (_, field, effect), items in sorted((key, value) for key, value in groups.items() if key[0] == stack):
+            first = items[0]
+            where = ", ".join(sorted({f"{item['case']} ({item['mode']})" for item in items})[:3])
+            more = len({(item["case"], item["mode"]) for item in items}) - 3
+            open_items = [item for item in items if not item["accepted"]]
+            accepted = ("no" if len(open_items) == len(items) else "yes: " + str(first["accepted"] or "")
+                        if not open_items else f"{len(items) - len(open_items)} of {len(items)}")
+            lines.append(f"| {escape_cell(field)} | {effect} | {escape_cell(_short(first['wire']))} → "
+                         f"{escape_cell(_short(first['stack_value']))} | {escape_cell(first['meaning'])} | "
+                         f"{escape_cell(where)}{f' and {more} more' if more > 0 else ''} | {escape_cell(accepted)} |")
+        lines.append("")
+    return lines
+
+
+def _short(value: Any) -> str:
+    text = "null" if value is None else value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _raw_value_table(rows: list[dict[str, Any]], providers: list[str]) -> list[str]:

@@ -53,6 +53,10 @@ class Stack:
     differences: Mapping[tuple[str, str], Expectation] = field(default_factory=dict)
     """Where the client honestly differs from the raw adapter, by (case id, mode): the expectation the stack's row
     must meet instead, its ``why`` stating the evidence. Shown as an override in the report, never a silent pass."""
+    accepted: Mapping[str, str] = field(default_factory=dict)
+    """Findings (``conformance.findings``) the team accepts, each with its reason: keyed by field (``response_id``,
+    ``usage.reasoning_tokens``, ...) for every case, or ``field@case`` for one. A finding not accepted here that
+    appears after an upgrade is a regression in ``conformance diff``."""
 
     @property
     def row_id(self) -> str:

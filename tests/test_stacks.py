@@ -12,6 +12,7 @@ import pytest
 
 from conformance.adapter import Task, TranscriptEntry
 from conformance.cases import load_cases
+from conformance.findings import OVERRIDDEN, compare_rows
 from conformance.providers.openai_chat import sdk_stack
 from conformance.providers.openai_chat.request import build_request
 from conformance.registry import builtin_adapters
@@ -48,12 +49,15 @@ def test_every_row_through_a_reference_stack_classifies_like_the_raw_adapter_or_
             assert error is None and row["passed"], (case.id, mode, row["failures"])
             assert (row["provider"], row["stack"]) == (row_id, stack.id)
             assert len(requests) == len(row["turns"]) and all(turn["request"]["checked"] for turn in row["turns"])
+            findings = compare_rows(raw, row)
             if (case.id, mode) in stack.differences:
                 # Declared: the client really differs here, and the row says why.
                 assert _shape(row) != _shape(raw) and row["override"] == {"why": stack.differences[case.id, mode].why}
+                assert findings and {finding.field for finding in findings} <= OVERRIDDEN, findings
                 differing.append((case.id, mode))
             else:
                 assert _shape(row) == _shape(raw), (case.id, mode)
+                assert findings == [], findings  # a reference stack hides nothing the raw adapter reads
             rows += 1
     assert rows > 45 and sorted(differing) == sorted(stack.differences)
 

@@ -12,6 +12,7 @@ event mid-stream raises a plain ``APIStatusError`` with ``status_code == 200``; 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -44,7 +45,10 @@ def call(task: Task, transcript: Sequence[TranscriptEntry], endpoint: Endpoint) 
     try:
         if endpoint.stream:
             with client.messages.stream(**params) as stream:
-                message = stream.get_final_message()
+                try:
+                    message = stream.get_final_message()
+                except anthropic.APIStatusError as error:  # an `error` event mid-stream
+                    return _with_snapshot(_from_error(error), stream)
             if message.stop_reason is None:  # the helper ends a cut stream quietly
                 return RetryableError(raw="stream ended without message_stop", reason="interrupted",
                                       response_id=message.id or None, model=message.model or None,
@@ -52,8 +56,22 @@ def call(task: Task, transcript: Sequence[TranscriptEntry], endpoint: Endpoint) 
             return _from_message(message)
         return _from_message(client.messages.create(**params))
     except anthropic.APIStatusError as error:
-        headers = {name.lower(): value for name, value in error.response.headers.items()}
-        return classify_error(error.status_code, error.body, headers)
+        return _from_error(error)
+
+
+def _from_error(error: Any) -> ModelResponse:
+    headers = {name.lower(): value for name, value in error.response.headers.items()}
+    return classify_error(error.status_code, error.body, headers)
+
+
+def _with_snapshot(response: ModelResponse, stream: Any) -> ModelResponse:
+    """A mid-stream error with the id and model the stream had already given (``message_start``), as the helper's
+    ``current_message_snapshot`` keeps them: a careful team keeps them for the vendor's support."""
+    try:
+        snapshot = stream.current_message_snapshot
+    except AssertionError:  # the error came before message_start
+        return response
+    return dataclasses.replace(response, response_id=snapshot.id or None, model=snapshot.model or None)
 
 
 def _text(message: Any) -> str:

@@ -45,9 +45,6 @@ def call(task: Task, transcript: Sequence[TranscriptEntry], endpoint: Endpoint) 
         message = error.body.get("message") if isinstance(error.body, dict) else error.message
         envelope = {"error": {"message": message, "type": error.type, "code": error.code, "param": error.param}}
         return classify_error(error.status_code, envelope, {k.lower(): v for k, v in error.response.headers.items()})
-    except openai.APIError as error:  # an error chunk in the stream: no HTTP status
-        return RetryableError(raw=f"stream error={getattr(error, 'type', None) or 'unknown'}", reason="server_error",
-                              message=error.message)
 
 
 class _Turn:
@@ -81,7 +78,25 @@ class _Turn:
 
 
 def _from_stream(stream: Any) -> ModelResponse:
-    turn, texts, refusals = _Turn(), [], []
+    import openai  # noqa: PLC0415
+
+    turn, texts, refusals = _Turn(), list[str](), list[str]()
+    try:
+        _read_chunks(stream, turn, texts, refusals)
+    except openai.APIStatusError:
+        raise
+    except openai.APIError as error:  # an error chunk: keep the id and model the stream had already given
+        return RetryableError(raw=f"stream error={getattr(error, 'type', None) or 'unknown'}", reason="server_error",
+                              message=error.message, response_id=turn.id, model=turn.model)
+    turn.text = "".join(texts) if any(texts) else None
+    turn.refusal = "".join(refusals) or None
+    if turn.finish is None:  # the SDK ends a cut stream quietly: no finish reason is not an answer
+        return RetryableError(raw="stream ended without a finish reason", reason="interrupted",
+                              response_id=turn.id, model=turn.model, usage=None, text="".join(texts) or None)
+    return _from_message(turn)
+
+
+def _read_chunks(stream: Any, turn: _Turn, texts: list[str], refusals: list[str]) -> None:
     for chunk in stream:
         turn.id, turn.model = turn.id or chunk.id, turn.model or chunk.model
         if chunk.usage is not None:
@@ -101,12 +116,6 @@ def _from_stream(stream: Any) -> ModelResponse:
                     entry["name"] = entry["name"] or fragment.function.name
                     entry["arguments"] += fragment.function.arguments or ""
             turn.finish = choice.finish_reason or turn.finish
-    turn.text = "".join(texts) if any(texts) else None
-    turn.refusal = "".join(refusals) or None
-    if turn.finish is None:  # the SDK ends a cut stream quietly: no finish reason is not an answer
-        return RetryableError(raw="stream ended without a finish reason", reason="interrupted",
-                              response_id=turn.id, model=turn.model, usage=None, text="".join(texts) or None)
-    return _from_message(turn)
 
 
 def _from_message(turn: _Turn) -> ModelResponse:
