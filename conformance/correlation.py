@@ -21,15 +21,19 @@ def _canonical(value: Any) -> str:
 
 def check_correlation(
     adapter: Adapter, requests: Sequence[dict[str, Any]], responses: Sequence[ModelResponse],
-    parts: Sequence[RequestParts] | None = None,
+    parts: Sequence[RequestParts] | None = None, wire: Sequence[ModelResponse] | None = None,
 ) -> dict[str, Any]:
     """Every correlation rule checked on the requests an adapter built and the responses it read. ``parts``: the
-    requests as the adapter reads them, when the caller has read them already (the request checks read the same)."""
+    requests as the adapter reads them, when the caller has read them already (the request checks read the same).
+    ``wire``: for a real client's requests, the adapter's own reading of each turn the client was served; the calls
+    are then the wire's, which the results must answer (a client may show its users other ids), while the output
+    items to re-send stay the client's."""
     problems: list[str] = []
     if parts is None:
         parts = [adapter.read_request(request) for request in requests]
-    calls = sum(len(response.calls) for response in responses)
-    ids = [call.call_id for response in responses for call in response.calls if not call.synthesized_id]
+    called = responses if wire is None else wire
+    calls = sum(len(response.calls) for response in called)
+    ids = [call.call_id for response in called for call in response.calls if not call.synthesized_id]
     results = matched = 0
     for index in range(1, len(parts)):
         turn = index + 1
@@ -46,7 +50,7 @@ def check_correlation(
             problems.append(f"turn {turn}: the output items of turn {index} were not re-sent verbatim and in order")
         new_results = list(current.results[len(previous.results):])
         results += len(new_results)
-        matched += _match(turn, responses[index - 1], new_results, problems)
+        matched += _match(turn, called[index - 1], new_results, problems)
     return {
         "calls": calls,
         "results": results,

@@ -12,6 +12,7 @@ its reason, and ``conformance diff`` calls a new finding that is not accepted a 
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -154,11 +155,21 @@ def _compare_calls(was: list[Mapping[str, Any]], now: list[Mapping[str, Any]], a
                 mapped.get("call_id"), f"call {index + 1}'s id no longer matches the wire")
         if call.get("name") != mapped.get("name"):
             add("calls.name", "changed", call.get("name"), mapped.get("name"), f"call {index + 1} names another tool")
-        if call.get("arguments") != mapped.get("arguments"):
+        if not _same_arguments(call.get("arguments"), mapped.get("arguments")):
             add("calls.arguments", "changed", call.get("arguments"), mapped.get("arguments"),
                 f"call {index + 1}'s arguments differ from the wire")
     if len(was) != len(now):
         add("calls", "changed", len(was), len(now), f"{len(now)} call(s) where the wire has {len(was)}")
+
+
+def _same_arguments(was: Any, now: Any) -> bool:
+    """Equal as JSON values: ``{"a": 1}`` and ``{"a":1}`` are the same arguments, spelled by two serializers."""
+    if was == now:
+        return True
+    try:
+        return bool(json.loads(was) == json.loads(now))
+    except (TypeError, ValueError):
+        return False
 
 
 def _compare_usage(was: Mapping[str, Any] | None, now: Mapping[str, Any] | None, add: Add) -> None:

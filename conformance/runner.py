@@ -11,7 +11,7 @@ from conformance.adapter import Adapter
 from conformance.cases import Case, Expectation
 from conformance.correlation import check_correlation
 from conformance.errors import InputError
-from conformance.loop import LoopRun, Respond, run_loop
+from conformance.loop import LoopRun, Respond, replay_turn, run_loop
 from conformance.request_check import check_requests
 from conformance.sanitize import report_safe
 from conformance.types import USAGE_FIELDS, ModelResponse
@@ -83,7 +83,12 @@ def _run_case(case: Case, provider: str, adapter: Adapter, mode: str, run: LoopR
         # The checks call the adapter's readers (and its build, once more): their exceptions are the adapter's too.
         run.turn, run.phase, run.fixture = len(run.requests), "checking the requests", ""
         parts = [adapter.read_request(request) for request in run.requests]  # read once, checked twice
-        correlation = check_correlation(adapter, run.requests, run.responses, parts)
+        # A real client's results are matched with the calls the wire made (the adapter's reading of each turn it
+        # was served), not with the client's own mapping: a layer that renames call ids for its users but
+        # answers the vendor's ids is correct on the wire, and its renaming is a finding (conformance.findings).
+        wire = None if respond is None else [replay_turn(adapter, fixtures.turns[index], mode)[0]
+                                             for index in range(len(run.responses))]
+        correlation = check_correlation(adapter, run.requests, run.responses, parts, wire)
         requests, request_failures = check_requests(adapter, case.task, run.requests, run.transcripts,
                                                     rebuild=respond is None, parts=parts)
     except InputError:

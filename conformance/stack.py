@@ -47,6 +47,9 @@ class Stack:
     call: Callable[[Task, Sequence[TranscriptEntry], Endpoint], ModelResponse | Awaitable[ModelResponse]]
     """Make one real call for the next turn and map the result (or the client's exception) to one kind. An async
     function is awaited, each call in an event loop of its own (build the async client inside it)."""
+    in_process: bool = True
+    """Whether the stack can answer through its client's own seam (``Endpoint.replay``); when False its rows use
+    the loopback server even under ``--in-process`` (a gateway whose HTTP layer has no seam the suite reaches)."""
     requires: tuple[str, ...] = ()
     """Modules the stack imports (its SDK); without them its rows are skipped with a one-line reason."""
     description: str = ""
@@ -90,6 +93,13 @@ BUILTIN_STACKS: dict[str, str] = {
     "gemini@google-genai": "conformance.providers.gemini.sdk_stack:STACK",
     "openai-responses@openai-sdk": "conformance.providers.openai_responses.sdk_stack:STACK",
 }
+GATEWAY_STACKS: dict[str, str] = {
+    "openai-chat@litellm": "conformance.providers.gateways.litellm_stack:OPENAI_CHAT",
+    "openai-responses@litellm": "conformance.providers.gateways.litellm_stack:OPENAI_RESPONSES",
+    "anthropic-messages@litellm": "conformance.providers.gateways.litellm_stack:ANTHROPIC_MESSAGES",
+    "gemini@litellm": "conformance.providers.gateways.litellm_stack:GEMINI",
+    "bedrock-converse@litellm": "conformance.providers.gateways.litellm_stack:BEDROCK_CONVERSE",
+}
 
 
 def load_stack(spec: str) -> Stack:
@@ -104,17 +114,29 @@ def load_stack(spec: str) -> Stack:
 
 
 def builtin_stacks() -> dict[str, Stack]:
-    """The reference stacks shipped with the suite, by row id."""
+    """The reference SDK stacks shipped with the suite, by row id."""
     return {row_id: load_stack(spec) for row_id, spec in BUILTIN_STACKS.items()}
 
 
+def gateway_stacks() -> dict[str, Stack]:
+    """The reference gateway stacks (LiteLLM, ...), by row id (docs/gateways.md)."""
+    return {row_id: load_stack(spec) for row_id, spec in GATEWAY_STACKS.items()}
+
+
+GROUPS = ("all", "sdks", "gateways")
+
+
 def select_stacks(specs: Sequence[str] | None) -> list[Stack]:
-    """``--stack`` values: ``all`` (the reference stacks), a reference stack's row id, or ``module:object``."""
-    builtin = BUILTIN_STACKS
+    """``--stack`` values: ``sdks`` (the reference SDK stacks), ``gateways`` (the reference gateway stacks),
+    ``all`` (both), a reference stack's row id, or ``module:object``."""
+    builtin = {**BUILTIN_STACKS, **GATEWAY_STACKS}
     chosen: dict[str, Stack] = {}
     for spec in specs or []:
-        if spec == "all":
-            chosen.update(builtin_stacks())
+        if spec in GROUPS:
+            if spec != "gateways":
+                chosen.update(builtin_stacks())
+            if spec != "sdks":
+                chosen.update(gateway_stacks())
         elif spec in builtin:
             chosen[spec] = load_stack(builtin[spec])
         elif ":" in spec:
@@ -122,5 +144,6 @@ def select_stacks(specs: Sequence[str] | None) -> list[Stack]:
             chosen[stack.row_id] = stack
         else:
             raise InputError([Problem("--stack", None, f"unknown stack {spec!r}",
-                                      f"use all, one of {', '.join(sorted(builtin))}, or module:object")])
+                                      f"use all, sdks, gateways, one of {', '.join(sorted(builtin))}, "
+                                      "or module:object")])
     return list(chosen.values())

@@ -49,6 +49,7 @@ def run_stack_case(case: Case, stack: Stack, reader: Adapter, mode: str = "body"
     loopback server."""
     from conformance.runner import run_lane  # noqa: PLC0415 - runner imports nothing of the stack lane
 
+    in_process = in_process and stack.in_process
     replay, base = (_IN_PROCESS, IN_PROCESS_BASE) if in_process else (shared_server().replay, shared_server().base)
     with replay.lock:
         replay.cases[case.id] = case

@@ -484,3 +484,31 @@ def test_with_one_tool_requiring_a_call_and_forcing_that_tool_are_the_same_reque
         required = adapter.build_request(task, [UserMessage(text=task.input)])
         assert check_requests(adapter, case.task, [required], [[UserMessage(text=task.input)]],
                               rebuild=False)[1] == [], provider
+
+
+def _snake(value: Any, schema: bool = False) -> Any:
+    """A Gemini request in the proto field names (``system_instruction``), schemas left as they are."""
+    if isinstance(value, list):
+        return [_snake(item, schema) for item in value]
+    if not isinstance(value, dict) or schema:
+        return value
+    out = {}
+    for key, item in value.items():
+        name = "".join(f"_{letter.lower()}" if letter.isupper() else letter for letter in key)
+        out[name] = _snake(item, schema=name.endswith("json_schema"))
+    return out
+
+
+def test_gemini_requests_read_the_same_in_either_field_spelling() -> None:
+    # The REST API takes proto JSON names and proto field names alike; LiteLLM sends `function_declarations`,
+    # `system_instruction`, `function_response` (docs/gateways.md). The reader must see the same request.
+    gemini = ADAPTERS["gemini"]
+    for case_id in ("normal", "structured_output_valid", "forced_tool_choice", "multi_turn_history"):
+        _, _, requests = run_case_with_requests(CASE[case_id], "gemini", gemini)
+        for request in requests:
+            snake = _snake(request)
+            assert "system_instruction" in snake and snake != request
+            camel_parts, snake_parts = gemini.read_request(request), gemini.read_request(snake)
+            assert snake_parts.sent == camel_parts.sent and snake_parts.results == camel_parts.results
+            assert gemini.read_history is not None
+            assert gemini.read_history(snake_parts.history) == gemini.read_history(camel_parts.history)

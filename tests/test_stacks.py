@@ -102,7 +102,7 @@ def test_a_request_the_real_client_sends_that_breaks_correlation_fails_the_row()
 
 
 def test_run_adds_the_stack_lane_beside_the_providers(tmp_path: Path) -> None:
-    result = cli("run", "--stack", "all", "--provider", "openai-chat", "--case", "normal", "--case", "truncation",
+    result = cli("run", "--stack", "sdks", "--provider", "openai-chat", "--case", "normal", "--case", "truncation",
                  "--report-dir", str(tmp_path))
     assert result.returncode == 0, result.stderr
     report = json.loads((tmp_path / "report.json").read_text())
@@ -116,9 +116,11 @@ def test_run_adds_the_stack_lane_beside_the_providers(tmp_path: Path) -> None:
 def test_an_unknown_stack_is_a_usage_error_and_a_missing_sdk_skips_with_a_reason(tmp_path: Path) -> None:
     unknown = cli("run", "--stack", "nope", "--report-dir", str(tmp_path / "a"))
     assert unknown.returncode == 2
-    assert unknown.stderr.strip() == ("error: --stack: unknown stack 'nope'. Fix: use all, one of "
-                                      "anthropic-messages@anthropic-sdk, bedrock-converse@boto3, gemini@google-genai, "
-                                      "openai-chat@openai-sdk, openai-responses@openai-sdk, or module:object")
+    assert unknown.stderr.strip() == (
+        "error: --stack: unknown stack 'nope'. Fix: use all, sdks, gateways, one of anthropic-messages@anthropic-sdk, "
+        "anthropic-messages@litellm, bedrock-converse@boto3, bedrock-converse@litellm, gemini@google-genai, "
+        "gemini@litellm, openai-chat@litellm, openai-chat@openai-sdk, openai-responses@litellm, "
+        "openai-responses@openai-sdk, or module:object")
     module = tmp_path / "my_stack.py"
     module.write_text("import dataclasses\nfrom conformance.stack import builtin_stacks\n"
                       "STACK = dataclasses.replace(builtin_stacks()['openai-chat@openai-sdk'], id='needs-sdk',\n"
@@ -138,7 +140,7 @@ def test_run_in_process_opens_no_socket_for_the_stacks(tmp_path: Path, monkeypat
         raise AssertionError("an in-process run started the loopback server")
 
     monkeypatch.setattr(lane, "shared_server", no_server)
-    result = cli("run", "--stack", "all", "--in-process", "--provider", "gemini", "--provider", "bedrock-converse",
+    result = cli("run", "--stack", "sdks", "--in-process", "--provider", "gemini", "--provider", "bedrock-converse",
                  "--case", "normal", "--report-dir", str(tmp_path))
     assert result.returncode == 0, result.stderr
     report = json.loads((tmp_path / "report.json").read_text())

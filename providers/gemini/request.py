@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -112,27 +113,37 @@ def read_request(request: Mapping[str, Any]) -> RequestParts:
 
 def _sent(request: Mapping[str, Any]) -> SentPrefix:
     declarations = [declaration for tool in list_or_empty(request.get("tools")) if isinstance(tool, dict)
-                    for declaration in list_or_empty(tool.get("functionDeclarations")) if isinstance(declaration, dict)]
+                    for declaration in list_or_empty(_get(tool, "functionDeclarations"))
+                    if isinstance(declaration, dict)]
     # `parametersJsonSchema` is JSON Schema as is; `parameters` (the OpenAPI subset) would need translating back,
     # and the adapters here never send it.
     offered = tuple(SentTool(name=declaration["name"], parameters=_parameters(declaration),
                              description=description_of(declaration))
                     for declaration in declarations if isinstance(declaration.get("name"), str))
-    config = request.get("toolConfig")
-    calling = config.get("functionCallingConfig") if isinstance(config, dict) else None
+    config = _get(request, "toolConfig")
+    calling = _get(config, "functionCallingConfig") if isinstance(config, dict) else None
     calling = calling if isinstance(calling, dict) else {}
-    choice, forced = _read_mode(calling.get("mode", "AUTO"), calling.get("allowedFunctionNames"))
-    generation = request.get("generationConfig")
+    choice, forced = _read_mode(_get(calling, "mode", "AUTO"), _get(calling, "allowedFunctionNames"))
+    generation = _get(request, "generationConfig")
     generation = generation if isinstance(generation, dict) else {}
-    system = request.get("systemInstruction")
+    system = _get(request, "systemInstruction")
     return SentPrefix(
         instructions=text_of(system.get("parts")) if isinstance(system, dict) else None,
         tools=offered,
         tool_choice=choice if offered else None,
         forced_tool=forced,
-        output_schema=generation.get("responseJsonSchema", generation.get("responseSchema")),
-        max_output_tokens=int_or_none(generation.get("maxOutputTokens")),
+        output_schema=_get(generation, "responseJsonSchema", _get(generation, "responseSchema")),
+        max_output_tokens=int_or_none(_get(generation, "maxOutputTokens")),
     )
+
+
+def _get(container: Mapping[str, Any], name: str, default: Any = None) -> Any:
+    """A field by its JSON name (``functionDeclarations``) or its proto name (``function_declarations``): the REST
+    API accepts both (the proto3 JSON mapping), and clients send either (google-genai 3.x and LiteLLM send some
+    fields in snake_case)."""
+    if name in container:
+        return container[name]
+    return container.get(re.sub(r"[A-Z]", lambda upper: "_" + upper.group(0).lower(), name), default)
 
 
 def _parameters(declaration: dict[str, Any]) -> Any:
@@ -167,10 +178,10 @@ def read_history(contents: Sequence[Any]) -> list[SentEntry]:
         parts = [part for part in list_or_empty(content.get("parts")) if isinstance(part, dict)] if isinstance(
             content, dict) else []
         if role == "model":
-            signed = [part["thoughtSignature"] for part in parts if isinstance(part.get("thoughtSignature"), str)]
+            signed = [signature for part in parts if isinstance(signature := _get(part, "thoughtSignature"), str)]
             entries.append(SentEntry(role="model", signatures=tuple(signed)))
             continue
-        responses = [part["functionResponse"] for part in parts if isinstance(part.get("functionResponse"), dict)]
+        responses = [response for part in parts if isinstance(response := _get(part, "functionResponse"), dict)]
         if role == "user" and responses:
             entries.append(SentEntry(role="results", results=tuple(_result(response) for response in responses)))
         elif role == "user":

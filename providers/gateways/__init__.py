@@ -1,0 +1,1 @@
+"""Reference gateway stacks: LiteLLM, LangChain and pydantic-ai in front of the five vendor APIs (docs/gateways.md)."""
