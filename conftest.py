@@ -46,7 +46,7 @@ class NetworkBlocked(RuntimeError):
 
 def pytest_configure(config: Any) -> None:
     """Every test process (xdist workers included) refuses to resolve or connect beyond loopback; subprocesses
-    that could fetch (pip) are started with ``PIP_NO_INDEX``."""
+    that could fetch (pip) are started with ``PIP_NO_INDEX``, and the clients' offline switches are on."""
     original_getaddrinfo = socket.getaddrinfo
 
     def getaddrinfo(host: Any, *rest: Any, **options: Any) -> Any:
@@ -58,3 +58,7 @@ def pytest_configure(config: Any) -> None:
     socket.socket.connect = _guarded_connect(socket.socket.connect)  # type: ignore[method-assign]
     socket.socket.connect_ex = _guarded_connect(socket.socket.connect_ex)  # type: ignore[method-assign]
     os.environ["PIP_NO_INDEX"] = "1"
+    # The clients' own offline switches, before any of them is imported (docs/gateways.md): LiteLLM fetches its
+    # model cost map at import, and boto3 (langchain-aws too) walks the credential chain to the metadata address.
+    os.environ["LITELLM_OFFLINE_MODE"] = "true"
+    os.environ["AWS_EC2_METADATA_DISABLED"] = "true"

@@ -12,8 +12,9 @@ SDK on Chat Completions bodies (a tool call, then the answer), so each line make
 - vcrpy replaying the two interactions with one cassette loaded per row, the way pytest-recording wraps each test
   (only when vcrpy is installed: ``pip install vcrpy``; it is not a dependency of the suite);
 - pytest-recording itself against the stack lane, each as N pytest tests in a fresh pytest process (one cassette per
-  test; one ``run_stack_case`` per test), timed from the end of collection to the end of the session (only when pytest-recording is
-  installed; install it in a separate virtualenv: it adds its own ``--record-mode`` option to every pytest run).
+  test; one ``run_stack_case`` per test), timed from the end of collection to the end of the session (only when
+  pytest-recording is installed; install it in a separate virtualenv: it adds its own ``--record-mode`` option to
+  every pytest run).
 """
 
 from __future__ import annotations

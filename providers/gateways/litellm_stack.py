@@ -41,9 +41,10 @@ ROUTES = {
     "gemini": ("gemini/", "/v1beta"),  # LiteLLM appends /models/...; the version must be in the base
     "bedrock-converse": ("bedrock/converse/", ""),
 }
-# LiteLLM decides from the model id whether a Bedrock model takes tools (it refuses `tools` for an id it does not
-# know, `litellm.UnsupportedParamsError`): the stack names a Claude model on Bedrock, as a team's config would.
-BEDROCK_MODEL = "anthropic.claude-3-5-sonnet-20240620-v1:0"
+# LiteLLM decides from the model id what a model takes: it refuses `tools` for a Bedrock id it does not know
+# (`litellm.UnsupportedParamsError`) and sends the system message of an unknown Gemini model as a user message. The
+# stack names models LiteLLM's bundled model map knows, as a team's configuration would.
+MODELS = {"bedrock-converse": "anthropic.claude-3-5-sonnet-20240620-v1:0", "gemini": "gemini-2.5-flash"}
 MEMORY = Memory()
 
 
@@ -66,7 +67,7 @@ def caller(provider: str) -> Any:
         import openai  # noqa: PLC0415 - LiteLLM's exceptions subclass the openai SDK's
 
         MEMORY.start(endpoint, transcript)
-        model = BEDROCK_MODEL if provider == "bedrock-converse" else task.model
+        model = MODELS.get(provider, task.model)
         params: dict[str, Any] = {
             "model": prefix + model, "messages": openai_messages(task, transcript, endpoint, MEMORY),
             "api_base": endpoint.base_url + suffix, "api_key": "sk-replay", "max_retries": 0, "num_retries": 0,
@@ -98,9 +99,8 @@ def _from_response(provider: str, response: Any, endpoint: Endpoint) -> ModelRes
         return Unsupported(raw="choices", raw_type="a response without choices[0]", **common)
     choice = response.choices[0]
     message = choice.message
-    kept = getattr(message, "provider_specific_fields", None) or {}
-    stop = kept.get("stop_reason") if provider == "anthropic-messages" else None
-    if isinstance(stop, str):  # the vendor's own value, where LiteLLM keeps it
+    stop = vendor_stop(provider, message)
+    if stop is not None:  # the vendor's own value, where LiteLLM keeps it
         raw, verdict = f"provider_specific_fields.stop_reason={stop}", STOP_REASONS.get(stop)
     else:
         raw, verdict = f"finish_reason={choice.finish_reason}", FINISH_REASONS.get(str(choice.finish_reason))
@@ -119,14 +119,22 @@ def _from_response(provider: str, response: Any, endpoint: Endpoint) -> ModelRes
         content.calls.append(call_from_json_string(tool_call.id, tool_call.function.name,
                                                    tool_call.function.arguments))
     result = resolve(verdict, raw, content, common)
-    return MEMORY.keep(endpoint, result, message.model_dump(exclude_none=True))
+    return MEMORY.keep(endpoint, result, message.model_dump(exclude_none=True, warnings=False))
+
+
+def vendor_stop(provider: str, message: Any) -> str | None:
+    """Anthropic's own ``stop_reason``, which LiteLLM keeps in ``provider_specific_fields`` for the values its
+    ``finish_reason`` cannot say (``refusal``, ``pause_turn``); None for the other vendors and values."""
+    kept = getattr(message, "provider_specific_fields", None) or {}
+    stop = kept.get("stop_reason") if provider == "anthropic-messages" else None
+    return stop if isinstance(stop, str) else None
 
 
 def _usage(usage: Any) -> Usage | None:
     """LiteLLM's usage (Chat-shaped; ``prompt_tokens`` counts cache reads) with the cache counts it keeps beside."""
     if usage is None:
         return None
-    raw = usage.model_dump(mode="json", exclude_none=True)
+    raw = usage.model_dump(mode="json", exclude_none=True, warnings=False)
     prompt, completion = count(raw, "prompt_tokens"), count(raw, "completion_tokens")
     written = count(raw, "cache_creation_input_tokens")
     if written is None:
