@@ -30,7 +30,7 @@ P = "openai-chat"
         ("body-empty.json", "empty", None, "finish_reason=stop"),
         ("unknown-finish-reason.json", "unsupported", "finish_reason=paused_for_review",
          "finish_reason=paused_for_review"),
-        ("unknown-tool-call-type.json", "unsupported", "tool_calls[0].type=hologram", "finish_reason=tool_calls"),
+        ("unknown-tool-call-type.json", "unsupported", "tool call type hologram", "tool_calls[0].type=hologram"),
         ("compatible-context-window.json", "incomplete", "context_window",
          "finish_reason=model_context_window_exceeded"),
     ],
@@ -361,12 +361,13 @@ _IDENTITY = {"response_id": "c1", "model": "m"}
      {"kind": "unsupported", "raw": "choices[0].message", "raw_type": "a choice without a message", **_IDENTITY}),
     ({"id": "c1", "model": "m", "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
         "role": "assistant", "content": None, "tool_calls": "x"}}]},
-     {"kind": "unsupported", "raw": "finish_reason=tool_calls", "raw_type": "message.tool_calls is not a list",
+     {"kind": "unsupported", "raw": "message.tool_calls", "raw_type": "message.tool_calls is not a list",
       **_IDENTITY}),
     ({"id": "c1", "model": "m", "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
         "role": "assistant", "content": None, "tool_calls": [
             {"id": "x", "type": "function", "custom": {"name": "a", "input": "{}"}}]}}]},
-     {"kind": "unsupported", "raw": "finish_reason=tool_calls", "raw_type": "tool_calls[0].type=function",
+     {"kind": "unsupported", "raw": "tool_calls[0].type=function",
+      "raw_type": "a function tool call without its function object",
       **_IDENTITY}),
     ({"id": "c1", "model": "m", "choices": [{"index": 0, "finish_reason": "stop", "message": {
         "role": "assistant", "content": "hi", "tool_calls": None}}]},

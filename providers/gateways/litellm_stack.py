@@ -114,7 +114,7 @@ def _from_response(provider: str, response: Any, endpoint: Endpoint) -> ModelRes
         content.mark_refusal(refusal, "message.refusal")
     for index, tool_call in enumerate(message.tool_calls or []):
         if tool_call.type != "function":
-            content.mark_unknown(f"tool_calls[{index}].type={tool_call.type}", raw)
+            content.mark_unknown(f"tool call type {tool_call.type}", f"tool_calls[{index}].type={tool_call.type}")
             break
         content.calls.append(call_from_json_string(tool_call.id, tool_call.function.name,
                                                    tool_call.function.arguments))

@@ -75,7 +75,7 @@ def _scan_message(message: Mapping[str, Any], raw: str) -> tuple[Content, bool]:
         content.mark_refusal(refusal, "message.refusal")
     tool_calls = message.get("tool_calls")
     if tool_calls is not None and not isinstance(tool_calls, list):
-        content.mark_unknown("message.tool_calls is not a list", raw)
+        content.mark_unknown("message.tool_calls is not a list", "message.tool_calls")
         return content, False
     for index, entry in enumerate(tool_calls or []):
         entry_type = entry.get("type") if isinstance(entry, dict) else None
@@ -87,7 +87,9 @@ def _scan_message(message: Mapping[str, Any], raw: str) -> tuple[Content, bool]:
             custom = entry["custom"]
             content.calls.append(call_from_json_string(entry.get("id"), custom.get("name"), custom.get("input")))
         else:
-            content.mark_unknown(f"tool_calls[{index}].type={entry_type}", raw)
+            what = (f"a {entry_type} tool call without its {entry_type} object" if entry_type in ("function", "custom")
+                    else f"tool call type {entry_type}")
+            content.mark_unknown(what, f"tool_calls[{index}].type={entry_type}")
             return content, False
     legacy = message.get("function_call")
     if content.calls or not isinstance(legacy, dict):

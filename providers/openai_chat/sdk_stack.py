@@ -141,7 +141,7 @@ def _from_message(turn: _Turn) -> ModelResponse:
         content.mark_refusal(turn.refusal, "message.refusal")
     for index, entry in enumerate(turn.calls):
         if entry["type"] != "function":
-            content.mark_unknown(f"tool_calls[{index}].type={entry['type']}", raw)
+            content.mark_unknown(f"tool call type {entry['type']}", f"tool_calls[{index}].type={entry['type']}")
             break
         content.calls.append(call_from_json_string(entry["id"], entry["name"], entry["arguments"]))
     return resolve(verdict, raw, content, common)
