@@ -164,7 +164,7 @@ def _run(arguments: argparse.Namespace) -> int:
     stacks = select_stacks(arguments.stack)
     stack_rows, lanes = stack_lanes(stacks, items, adapters, arguments.in_process)
     rows += stack_rows
-    report = build_report(rows, list(adapters) + lanes, {stack.row_id: stack.accepted for stack in stacks})
+    report = build_report(rows, list(adapters) + lanes, stacks)
     written = write_reports(report, arguments.report_dir)
     markdown = render_markdown(report)
     print(terminal_safe(markdown))

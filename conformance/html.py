@@ -24,7 +24,9 @@ def _page_data(report: dict[str, Any]) -> dict[str, Any]:
         slim = {name: row.get(name) for name in ROW_FIELDS}
         slim["turns"] = [{name: turn.get(name) for name in TURN_FIELDS} for turn in row.get("turns") or []]
         rows.append(slim)
-    return {"summary": report["summary"], "providers": report["providers"], "results": rows}
+    return {"summary": report["summary"], "providers": report["providers"], "results": rows,
+            "differs": report.get("differs", []), "findings": report.get("findings", []),
+            "measured": report.get("measured")}
 
 
 def _embedded_json(data: Any) -> str:

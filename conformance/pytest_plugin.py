@@ -363,8 +363,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int | pytest.ExitC
     parsed = [json.loads(row) for row in rows]
     providers = sorted({row["provider"] for row in parsed})
     try:
-        accepted = {stack.row_id: stack.accepted for stack in _stacks(config)}
-        write_reports(build_report(parsed, providers, accepted), config.rootpath / directory)
+        write_reports(build_report(parsed, providers, _stacks(config)), config.rootpath / directory)
     except InputError as error:
         for problem in error.problems:
             _say(config, terminal_safe(f"conformance: error: {problem}"))

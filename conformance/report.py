@@ -3,25 +3,27 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import platform
+from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from conformance import reportfiles
+from conformance import __version__, reportfiles
 from conformance.errors import InputError, Problem
 from conformance.findings import find_all
 from conformance.html import render_html
 from conformance.markdown import escape_cell
+from conformance.stack import Stack
 from conformance.types import USAGE_FIELDS
 
 SCHEMA_VERSION = 1
 
 
-def build_report(rows: list[dict[str, Any]], providers: list[str],
-                 accepted: Mapping[str, Mapping[str, str]] | None = None) -> dict[str, Any]:
+def build_report(rows: list[dict[str, Any]], providers: list[str], stacks: Sequence[Stack] = ()) -> dict[str, Any]:
     """The report of ``rows``; two rows under one case × provider × mode key are refused (InputError): the
-    upgrade gate matches rows by key and could keep the passing one. ``accepted``: per stack row id, the findings
-    its team accepts (``Stack.accepted``)."""
+    upgrade gate matches rows by key and could keep the passing one. ``stacks``: the stacks whose rows are here,
+    for the findings their teams accept and the package versions they ran with."""
     rows = sorted(rows, key=lambda row: (row["case"], row["provider"], row["mode"]))
     repeated = sorted({(a["case"], a["provider"], a["mode"]) for a, b in zip(rows, rows[1:], strict=False)
                        if (a["case"], a["provider"], a["mode"]) == (b["case"], b["provider"], b["mode"])})
@@ -35,8 +37,39 @@ def build_report(rows: list[dict[str, Any]], providers: list[str],
         "summary": {"rows": len(rows), "passed": passed, "failed": len(rows) - passed,
                     "cases": len({row["case"] for row in rows})},
         "results": rows,
-        "findings": [finding.to_dict() for finding in find_all(rows, accepted)],
+        "findings": [finding.to_dict() for finding in find_all(rows, {stack.row_id: stack.accepted
+                                                                       for stack in stacks})],
+        "measured": measured(stacks),
+        "differs": differs_from_majority(rows),
     }
+
+
+def measured(stacks: Sequence[Stack]) -> dict[str, Any]:
+    """What the report measured with: the suite's version, Python's, and each stack's packages and versions."""
+    return {"suite": __version__, "python": platform.python_version(),
+            "stacks": {stack.row_id: stack.versions() for stack in sorted(stacks, key=lambda stack: stack.row_id)}}
+
+
+def differs_from_majority(rows: list[dict[str, Any]]) -> list[list[str]]:
+    """The cells (case, mode, provider) whose turn chain or outcome differs from the one most vendors share in their
+    row. The vendors vote (the raw adapters' columns; every column when fewer than three are raw), so a stack
+    does not count its vendor twice; only where more than half of at least three voters agree is a cell marked."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault((row["case"], row["mode"]), []).append(row)
+    marked = []
+    for (case, mode), cells in groups.items():
+        raw = [row for row in cells if row.get("stack", "raw") == "raw"]
+        voters = raw if len(raw) >= 3 else cells
+        top, votes = Counter(_signature(row) for row in voters).most_common(1)[0]
+        if len(voters) < 3 or votes * 2 <= len(voters):
+            continue
+        marked += [[case, mode, row["provider"]] for row in cells if _signature(row) != top]
+    return sorted(marked)
+
+
+def _signature(row: dict[str, Any]) -> tuple[tuple[str, ...], str]:
+    return tuple(turn["kind"] for turn in row["turns"]), row["outcome"]
 
 
 def render_json(report: dict[str, Any]) -> str:
@@ -57,10 +90,10 @@ def render_json(report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _cell(row: dict[str, Any]) -> str:
+def _cell(row: dict[str, Any], differs: set[tuple[str, str, str]]) -> str:
     chain = " → ".join(escape_cell(turn["kind"]) for turn in row["turns"]) or "—"
     mark = "✅" if row["passed"] else "❌"
-    note = " ⚑" if row["override"] else ""
+    note = (" ≠" if (row["case"], row["mode"], row["provider"]) in differs else "") + (" ⚑" if row["override"] else "")
     return f"{mark} {chain} ⇒ **{escape_cell(row['outcome'])}**{note}"
 
 
@@ -76,6 +109,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         f"({summary['cases']} cases, {len(providers)} providers).",
         "",
     ]
+    lines += _measured_line(report.get("measured"))
     failed = [row for row in rows if not row["passed"]]
     if failed:
         lines += ["## Failures", ""]
@@ -85,8 +119,11 @@ def render_markdown(report: dict[str, Any]) -> str:
                          + "; ".join(escape_cell(failure) for failure in row["failures"]))
         lines.append("")
     modes = sorted({row["mode"] for row in rows})
+    differs = {(case, mode, provider) for case, mode, provider in report.get("differs", [])}
     for mode in modes:
-        lines += [f"## Matrix ({escape_cell(mode)} mode): turn kinds ⇒ outcome", ""]
+        lines += [f"## Matrix ({escape_cell(mode)} mode): turn kinds ⇒ outcome", "",
+                  "≠ the turn chain or outcome differs from what most vendors give in the row; ⚑ a declared "
+                  "override.", ""]
         lines.append("| case | expected | " + " | ".join(escape_cell(provider) for provider in providers) + " |")
         lines.append("|---|---|" + "---|" * len(providers))
         by_key = {(row["case"], row["provider"]): row for row in rows if row["mode"] == mode}
@@ -96,7 +133,8 @@ def render_markdown(report: dict[str, Any]) -> str:
                 first_row.setdefault(row["case"], row)
         for case in sorted(first_row):
             any_row = first_row[case]
-            cells = [_cell(by_key[(case, provider)]) if (case, provider) in by_key else "—" for provider in providers]
+            cells = [_cell(by_key[(case, provider)], differs) if (case, provider) in by_key else "—"
+                     for provider in providers]
             lines.append(f"| {escape_cell(case)} | {escape_cell(any_row['expected']['outcome'])} | "
                          + " | ".join(cells) + " |")
         lines.append("")
@@ -112,6 +150,17 @@ def render_markdown(report: dict[str, Any]) -> str:
                          f"{escape_cell(row['expected']['outcome'])} — {escape_cell(row['override']['why'])}")
         lines.append("")
     return "\n".join(lines)
+
+
+def _measured_line(measured: dict[str, Any] | None) -> list[str]:
+    if not measured:
+        return []
+    def spelled(packages: dict[str, str | None]) -> str:
+        return ", ".join(f"{name} {version or 'not installed'}" for name, version in packages.items())
+
+    stacks = "; ".join(f"{row_id} ({spelled(packages)})" for row_id, packages in measured["stacks"].items())
+    return [escape_cell(f"Measured with conformance {measured['suite']} on Python {measured['python']}"
+                        + (f"; stacks: {stacks}" if stacks else "") + "."), ""]
 
 
 def _findings_section(findings: list[dict[str, Any]]) -> list[str]:
@@ -167,21 +216,44 @@ def _raw_value_table(rows: list[dict[str, Any]], providers: list[str]) -> list[s
 
 
 def _usage_table(rows: list[dict[str, Any]], providers: list[str]) -> list[str]:
-    """Normalized token totals per provider over all cases (body mode), so vendors compare on one scale."""
+    """Normalized token totals per provider (body mode), over the cases every provider in the table ran to the same
+    outcome: like is compared with like, and what was left out is said, with the per-case totals below."""
     short = {"input_tokens": "input", "cached_input_tokens": "cached", "cache_write_tokens": "cache write",
              "output_tokens": "output", "reasoning_tokens": "reasoning", "total_tokens": "total"}
-    lines = ["## Normalized usage per provider (body mode, all cases)", "",
+    body = {(row["case"], row["provider"]): row for row in rows if row["mode"] == "body"}
+    cases = sorted({case for case, _ in body})
+    comparable, left_out = [], []
+    for case in cases:
+        outcomes = {provider: body[case, provider]["outcome"] for provider in providers if (case, provider) in body}
+        if len(outcomes) < len(providers):
+            left_out.append(f"{case} (not run for {', '.join(p for p in providers if p not in outcomes)})")
+        elif len(set(outcomes.values())) > 1:
+            left_out.append(f"{case} ({', '.join(sorted(set(outcomes.values())))})")
+        else:
+            comparable.append(case)
+    lines = [f"## Normalized usage per provider (body mode, the {len(comparable)} case(s) every provider ran to the "
+             "same outcome)", "",
              "| provider | " + " | ".join(short[name] for name in USAGE_FIELDS) + " |",
              "|---|" + "---:|" * len(USAGE_FIELDS)]
     for provider in providers:
-        usages = [row["usage"] for row in rows if row["provider"] == provider and row["mode"] == "body"
-                  and row.get("usage")]
+        usages = [body[case, provider].get("usage") or {} for case in comparable]
         cells = []
         for name in USAGE_FIELDS:
             known = [usage[name] for usage in usages if usage.get(name) is not None]
             cells.append(str(sum(known)) if known else "null")
         lines.append(f"| {escape_cell(provider)} | " + " | ".join(cells) + " |")
-    lines += ["", "`null`: the vendor does not report that count (never read as 0).", ""]
+    lines += ["", "`null`: the vendor does not report that count (never read as 0)."]
+    if left_out:
+        lines.append(f"Left out, {len(left_out)} case(s) whose outcomes differ between providers or that not every "
+                     f"provider ran: {escape_cell('; '.join(left_out))}.")
+    lines += ["", "Total tokens per case (body mode):", "",
+              "| case | " + " | ".join(escape_cell(provider) for provider in providers) + " |",
+              "|---|" + "---:|" * len(providers)]
+    for case in comparable:
+        totals = [(body[case, provider].get("usage") or {}).get("total_tokens") for provider in providers]
+        lines.append(f"| {escape_cell(case)} | " + " | ".join("null" if total is None else str(total)
+                                                              for total in totals) + " |")
+    lines.append("")
     return lines
 
 

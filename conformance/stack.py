@@ -11,6 +11,7 @@ by side with the raw adapters, column by column.
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -52,6 +53,9 @@ class Stack:
     the loopback server even under ``--in-process`` (a gateway whose HTTP layer has no seam the suite reaches)."""
     requires: tuple[str, ...] = ()
     """Modules the stack imports (its SDK); without them its rows are skipped with a one-line reason."""
+    packages: tuple[str, ...] = ()
+    """The distributions whose versions the report records for this stack (default: ``requires`` spelled as
+    distribution names, ``google.genai`` → ``google-genai``)."""
     description: str = ""
     differences: Mapping[tuple[str, str], Expectation] = field(default_factory=dict)
     """Where the client honestly differs from the raw adapter, by (case id, mode): the expectation the stack's row
@@ -65,6 +69,16 @@ class Stack:
     def row_id(self) -> str:
         """The report's provider column for this stack: ``<provider>@<id>``."""
         return f"{self.provider}@{self.id}"
+
+    def versions(self) -> dict[str, str | None]:
+        """Each of ``packages`` with its installed version (None when it is not installed)."""
+        out: dict[str, str | None] = {}
+        for name in self.packages or tuple(module.replace(".", "-") for module in self.requires):
+            try:
+                out[name] = importlib.metadata.version(name)
+            except importlib.metadata.PackageNotFoundError:
+                out[name] = None
+        return out
 
     def missing(self) -> list[str]:
         """The required modules that are not installed."""

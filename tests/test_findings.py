@@ -141,8 +141,9 @@ def test_the_report_lists_findings_and_the_markdown_groups_them_per_stack() -> N
     wire = _row("anthropic-messages", [_turn()], passed=True, failures=[], expected={"outcome": "incomplete"})
     stack = _row("anthropic-messages@gw", [_turn(reason="max_tokens", raw="finish_reason=length")], passed=True,
                  failures=[], expected={"outcome": "incomplete"})
-    report = build_report([wire, stack], ["anthropic-messages", "anthropic-messages@gw"],
-                          {"anthropic-messages@gw": {"raw": "we log the raw reason elsewhere"}})
+    gateway = Stack(id="gw", provider="anthropic-messages", call=lambda *_: None,  # type: ignore[arg-type,return-value]
+                    accepted={"raw": "we log the raw reason elsewhere"})
+    report = build_report([wire, stack], ["anthropic-messages", "anthropic-messages@gw"], [gateway])
     assert [(finding["field"], finding["accepted"]) for finding in report["findings"]] == [
         ("raw", "we log the raw reason elsewhere"), ("reason", None)]
     markdown = render_markdown(report)

@@ -78,5 +78,5 @@ def _from_events(stream: Any) -> ModelResponse:
     return assemble_stream(lines).response
 
 
-STACK = Stack(id="boto3", provider="bedrock-converse", call=call, requires=("boto3",),
+STACK = Stack(id="boto3", provider="bedrock-converse", call=call, requires=("boto3",), packages=("boto3", "botocore"),
               description="boto3 bedrock-runtime, converse and converse_stream")
