@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,14 @@ def report_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     stream = cases / "truncation/openai-chat/turn1.sse"
     stream.write_text(stream.read_text().replace('"finish_reason":"length"', '"finish_reason":"stop"'))
     adapters = builtin_adapters()
-    write_reports(build_report(run_all(load_cases([cases]), adapters), list(adapters)), folder)
+    rows = run_all(load_cases([cases]), adapters)
+    # A stack column that reads Anthropic's context-window stop as a token cap: a finding and a differing cell.
+    wire = next(row for row in rows if (row["case"], row["provider"], row["mode"]) ==
+                ("context_window", "anthropic-messages", "body"))
+    gateway = json.loads(json.dumps(wire))
+    gateway.update(provider="anthropic-messages@gw", stack="gw")
+    gateway["turns"][0].update(reason="max_tokens", raw="finish_reason=length")
+    write_reports(build_report(rows + [gateway], [*adapters, "anthropic-messages@gw"]), folder)
     return folder / "report.html"
 
 
@@ -121,3 +129,33 @@ def test_each_turn_shows_the_request_sent_beside_its_response(page: Any) -> None
     assert cells[0].splitlines()[1:] == ["system slot: yes", "tools: get_order", "choice: auto", "output schema: no",
                                          "token cap: 512", "user"]
     assert cells[1].splitlines()[-1] == "user → model → results [toolu_01pa0Qz, toolu_01pa1Qz]"
+
+
+def test_cells_that_part_from_most_vendors_are_marked(page: Any, report_page: Path) -> None:
+    rows = json.loads((report_page.parent / "report.json").read_text())["results"]
+    body = {row["provider"]: row for row in rows if (row["case"], row["mode"]) == ("context_window", "body")}
+    votes = Counter(row["outcome"] for row in body.values() if row["stack"] == "raw")
+    majority, count = votes.most_common(1)[0]
+    assert count * 2 > sum(votes.values())  # the fixtures give a majority here: some vendors answer HTTP 400
+    marked = page.eval_on_selector_all(
+        'tr[data-case="context_window"] .entry[data-mode="body"]',
+        "entries => entries.filter(e => e.querySelector('.differs')).map(e => e.parentElement.dataset.provider)")
+    assert sorted(marked) == sorted(provider for provider, row in body.items() if row["outcome"] != majority)
+    assert marked and "≠" in page.inner_text("#legend")
+
+
+def test_the_stack_view_lists_what_each_stack_hides(page: Any, tmp_path: Path) -> None:
+    page.select_option("#f-mode", "body")
+    page.screenshot(path=str(tmp_path / "matrix.png"))
+    page.click('tr[data-case="normal"] td[data-provider="openai-chat"] .entry[data-mode="body"]')
+    page.locator("#details").screenshot(path=str(tmp_path / "turns.png"))
+    page.select_option("#f-mode", "")
+    assert page.is_visible("#findings")
+    assert page.eval_on_selector_all("#f-stack option", "options => options.map(o => o.value)") == [
+        "anthropic-messages@gw"]
+    rows = page.eval_on_selector_all("#findings-table tbody tr", "rows => rows.map(r => r.innerText)")
+    reason = next(row for row in rows if row.startswith("reason"))
+    assert "context_window → max_tokens" in reason and "context_window (body)" in reason and reason.endswith("no")
+    assert any(row.startswith("raw\tlost\tstop_reason=model_context_window_exceeded") for row in rows), rows
+    page.locator("#findings").screenshot(path=str(tmp_path / "findings.png"))
+    assert all((tmp_path / name).stat().st_size > 5000 for name in ("matrix.png", "turns.png", "findings.png"))
