@@ -23,7 +23,7 @@ from conformance.http import lower_headers
 from conformance.hygiene import hygiene_problems, redact_file
 from conformance.jsontext import parse_json
 from conformance.registry import select_adapters
-from conformance.report import build_report, render_markdown, write_reports
+from conformance.report import build_report, render_markdown, render_summary, write_reports
 from conformance.reportfiles import Terminated, handle_sigterm_as_interrupt, write_atomic
 from conformance.runner import run_all, run_case
 from conformance.sanitize import report_safe, terminal_safe
@@ -58,6 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--provider", action="append", help="provider id to run (repeatable; default: all)")
     run.add_argument("--adapter", action="append", help="your own adapter as module:object (repeatable)")
     run.add_argument("--report-dir", type=Path, default=Path("reports"), help="where to write the reports")
+    run.add_argument("--verbose", "-v", action="store_true",
+                     help="print the whole report.md instead of the summary (totals, failures, differing cells)")
     run.add_argument("--max-file-bytes", type=int, default=MAX_FILE_BYTES, help="size limit per case/fixture file")
     run.add_argument("--case", action="append", default=[], metavar="PATTERN",
                      help="run only the cases whose id matches this shell pattern (repeatable), e.g. 'http_*'")
@@ -69,8 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--require-providers", action="store_true",
                      help="fail (exit 1) when a case that ran has no fixtures for a selected provider")
     run.add_argument("--stack", action="append", default=[], metavar="STACK",
-                     help="also run a real client's lane: all, a reference stack (openai-chat@openai-sdk) or "
-                          "module:object (repeatable; docs/stacks.md)")
+                     help="also run a real client's lane: sdks, gateways, all, a reference stack "
+                          "(openai-chat@openai-sdk) or module:object (repeatable; docs/stacks.md)")
     run.add_argument("--in-process", action="store_true",
                      help="stacks answer through their clients' in-process seams instead of the loopback server")
 
@@ -167,7 +169,7 @@ def _run(arguments: argparse.Namespace) -> int:
     report = build_report(rows, list(adapters) + lanes, stacks)
     written = write_reports(report, arguments.report_dir)
     markdown = render_markdown(report)
-    print(terminal_safe(markdown))
+    print(terminal_safe(markdown if arguments.verbose else render_summary(report)))
     _append_step_summary(markdown)
     print(terminal_safe("\n".join(coverage(cases, sorted(adapters), items))))
     missing = missing_providers(cases, adapters, items) if arguments.require_providers else []

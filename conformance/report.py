@@ -152,6 +152,32 @@ def render_markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def render_summary(report: dict[str, Any], limit: int = 15) -> str:
+    """What ``conformance run`` prints: the totals, the failures, the cells that differ from most vendors and each
+    stack's findings, each list cut at ``limit`` (report.md has everything)."""
+    summary, rows = report["summary"], report["results"]
+    lines = [f"{summary['passed']} of {summary['rows']} case × provider × mode results passed "
+             f"({summary['cases']} cases, {len(report['providers'])} providers)."]
+    failed = [row for row in rows if not row["passed"]]
+    if failed:
+        lines.append(f"Failed ({len(failed)}):")
+        lines += [f"  {row['case']} [{row['provider']}, {row['mode']}]: {(row['failures'] or ['error'])[0]}"
+                  for row in failed[:limit]]
+        lines += [f"  … and {len(failed) - limit} more (report.md)"] if len(failed) > limit else []
+    differs = report.get("differs", [])
+    if differs:
+        cells = ", ".join(f"{case} [{provider}, {mode}]" for case, mode, provider in differs[:limit])
+        lines.append(f"Differ from most vendors ({len(differs)}): {cells}" + (" …" if len(differs) > limit else ""))
+    findings: dict[str, list[dict[str, Any]]] = {}
+    for finding in report.get("findings", []):
+        findings.setdefault(finding["stack"], []).append(finding)
+    if findings:
+        lines.append("What each stack hides (findings against the raw adapter; report.md lists them):")
+        lines += [f"  {stack}: {len(items)} ({sum(1 for item in items if not item['accepted'])} not accepted)"
+                  for stack, items in sorted(findings.items())]
+    return "\n".join(lines) + "\n"
+
+
 def _measured_line(measured: dict[str, Any] | None) -> list[str]:
     if not measured:
         return []

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import platform
+from pathlib import Path
 from typing import Any
 
 from conformance import __version__
-from conformance.report import build_report, render_markdown
+from conformance.report import build_report, render_markdown, render_summary
 from conformance.stack import builtin_stacks
+from tests.helpers import cli
 
 
 def _row(case: str, provider: str, kinds: list[str], outcome: str, total: int | None = 100,
@@ -76,3 +78,34 @@ def test_the_report_records_what_it_measured_with() -> None:
     assert f"Measured with conformance {__version__} on Python {platform.python_version()}; stacks: " in \
         render_markdown(report)
     assert builtin_stacks()["bedrock-converse@boto3"].versions().keys() == {"boto3", "botocore"}
+
+
+def test_run_prints_a_summary_and_the_whole_report_only_when_asked(tmp_path: Path) -> None:
+    quiet = cli("run", "--provider", "openai-chat", "--provider", "gemini", "--case", "unknown_tool", "--case",
+                "normal", "--report-dir", str(tmp_path / "a"))
+    assert quiet.returncode == 0, quiet.stderr
+    assert quiet.stdout.startswith("8 of 8 case × provider × mode results passed (2 cases, 2 providers).\n")
+    assert "## Matrix" not in quiet.stdout and "## Matrix" in (tmp_path / "a/report.md").read_text()
+    verbose = cli("run", "--provider", "openai-chat", "--case", "normal", "--verbose", "--report-dir",
+                  str(tmp_path / "b"))
+    assert "## Matrix (body mode)" in verbose.stdout
+
+
+def test_the_summary_lists_failures_differing_cells_and_findings_each_cut_short() -> None:
+    rows = [_row(f"c{index:02}", "openai-chat", ["text"], "answer_ready") for index in range(20)]
+    for row in rows:
+        row.update(passed=False, failures=[f"outcome: expected refusal, got answer_ready ({row['case']})"])
+    report = {"summary": {"rows": 20, "passed": 0, "failed": 20, "cases": 20}, "providers": ["openai-chat"],
+              "results": rows, "differs": [["c00", "body", "openai-chat"]],
+              "findings": [{"stack": "openai-chat@gw", "accepted": None},
+                           {"stack": "openai-chat@gw", "accepted": "ok"}]}
+    lines = render_summary(report, limit=3).splitlines()
+    assert lines == [
+        "0 of 20 case × provider × mode results passed (20 cases, 1 providers).", "Failed (20):",
+        "  c00 [openai-chat, body]: outcome: expected refusal, got answer_ready (c00)",
+        "  c01 [openai-chat, body]: outcome: expected refusal, got answer_ready (c01)",
+        "  c02 [openai-chat, body]: outcome: expected refusal, got answer_ready (c02)",
+        "  … and 17 more (report.md)",
+        "Differ from most vendors (1): c00 [openai-chat, body]",
+        "What each stack hides (findings against the raw adapter; report.md lists them):",
+        "  openai-chat@gw: 2 (1 not accepted)"]
