@@ -7,6 +7,7 @@ waits for the client's delayed ACK (about 45 ms a request).
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -74,6 +75,15 @@ class ReplayServer(ThreadingHTTPServer):
     def base(self) -> str:
         """``http://127.0.0.1:<port>``."""
         return f"http://127.0.0.1:{self.server_address[1]}"
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hangs up (a reset, a broken pipe: clients close pooled connections as they please) is no
+        error of the server's: nothing is printed. Anything else is one line on stderr, never a traceback."""
+        error = sys.exc_info()[1]
+        if isinstance(error, ConnectionError):
+            return
+        print(f"conformance serve: a request from {client_address[0]} failed: {type(error).__name__}: {error}",
+              file=sys.stderr)
 
     def count(self) -> None:
         """One more request answered; at ``max_requests`` the server shuts down (from another thread)."""

@@ -338,3 +338,23 @@ def test_the_in_process_transports_serve_the_same_turns_without_a_socket(monkeyp
     assert repeat["stopReason"] == "tool_use"
     converse["messages"].append({"role": "user", "content": [{"text": "And then?"}]})
     assert bedrock.converse(modelId="model-under-test", **converse)["stopReason"] == "end_turn"  # the next turn
+
+
+def test_a_client_that_resets_its_connection_prints_nothing(capfd: pytest.CaptureFixture[str]) -> None:
+    import socket  # noqa: PLC0415
+    import struct  # noqa: PLC0415
+
+    with BackgroundServer(ALL_CASES) as server:
+        port = int(server.base.rsplit(":", 1)[1])
+        for _ in range(3):
+            client = socket.create_connection(("127.0.0.1", port))
+            client.sendall(b"POST /s/normal/openai-chat/body/v1/chat/completions HTTP/1.1\r\nHost: x\r\n")
+            # SO_LINGER 0: close with a reset, mid-request, as a client dropping a pooled connection does.
+            client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            client.close()
+        # The server still answers afterwards.
+        status, _, _ = _post(server.replay, "/s/normal/openai-chat/body/v1/chat/completions", {})
+        assert status == 200
+        threading.Event().wait(0.3)
+    captured = capfd.readouterr()
+    assert "Traceback" not in captured.err and "ConnectionResetError" not in captured.err
