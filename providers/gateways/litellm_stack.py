@@ -17,6 +17,7 @@ the loopback server.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 from collections.abc import Sequence
@@ -53,6 +54,10 @@ def _litellm() -> Any:
     os.environ.setdefault("AWS_EC2_METADATA_DISABLED", "true")
     import litellm  # noqa: PLC0415 - an optional extra
 
+    # Its "Provider List: ..." banner on every exception, and a warning per unmapped finish reason, would bury the
+    # run's own output; what LiteLLM did with each value is what the findings report.
+    litellm.suppress_debug_info = True
+    logging.getLogger("LiteLLM").setLevel(logging.ERROR)
     return litellm
 
 
