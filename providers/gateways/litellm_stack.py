@@ -51,6 +51,7 @@ MEMORY = Memory()
 
 def _litellm() -> Any:
     os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")  # else the import fetches the model cost map
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # the same switch in releases before it
     os.environ.setdefault("AWS_EC2_METADATA_DISABLED", "true")
     import litellm  # noqa: PLC0415 - an optional extra
 
