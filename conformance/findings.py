@@ -41,7 +41,7 @@ class Finding:
     turn: int | None
     """The 1-based turn; None for the row as a whole (its outcome, its number of turns)."""
     field: str
-    """``kind``, ``reason``, ``raw``, ``calls.id``, ``calls.name``, ``calls.arguments``, ``usage.<field>``,
+    """``kind``, ``reason``, ``raw``, ``calls[N].id``, ``calls[N].name``, ``calls[N].arguments``, ``usage.<field>``,
     ``response_id``, ``model``, ``text``, ``outcome``, ``turns``, ``request.signatures``, ``request.results``."""
     effect: Effect
     wire: Any
@@ -80,8 +80,11 @@ def find_all(rows: Iterable[Mapping[str, Any]],
         if wire is None or wire.get("error") or row.get("error"):
             continue
         declared = (accepted or {}).get(row["provider"], {})
-        # A row run under a declared difference (``Stack.differences``) accepts what that difference states.
+        # A row run under a declared difference (``Stack.differences``) accepts what that difference states; an
+        # override the stack row only inherited from its vendor (the raw row has the same) accepts nothing.
         override = (row.get("override") or {}).get("why")
+        if override and override == (wire.get("override") or {}).get("why"):
+            override = None
         for finding in compare_rows(wire, row):
             reason = declared.get(f"{finding.field}@{finding.case}") or declared.get(finding.field)
             if reason is None and override and finding.field in OVERRIDDEN:
@@ -150,13 +153,15 @@ def _raw_value(raw: Any) -> str:
 
 def _compare_calls(was: list[Mapping[str, Any]], now: list[Mapping[str, Any]], add: Add) -> None:
     for index, (call, mapped) in enumerate(zip(was, now, strict=False)):
+        where = f"calls[{index + 1}]"  # one finding per call: two calls of a turn are two keys
         if not call.get("synthesized_id") and call.get("call_id") != mapped.get("call_id"):  # a made-up id may differ
-            add("calls.id", _effect(call.get("call_id"), mapped.get("call_id")), call.get("call_id"),
+            add(f"{where}.id", _effect(call.get("call_id"), mapped.get("call_id")), call.get("call_id"),
                 mapped.get("call_id"), f"call {index + 1}'s id no longer matches the wire")
         if call.get("name") != mapped.get("name"):
-            add("calls.name", "changed", call.get("name"), mapped.get("name"), f"call {index + 1} names another tool")
+            add(f"{where}.name", "changed", call.get("name"), mapped.get("name"),
+                f"call {index + 1} names another tool")
         if not _same_arguments(call.get("arguments"), mapped.get("arguments")):
-            add("calls.arguments", "changed", call.get("arguments"), mapped.get("arguments"),
+            add(f"{where}.arguments", "changed", call.get("arguments"), mapped.get("arguments"),
                 f"call {index + 1}'s arguments differ from the wire")
     if len(was) != len(now):
         add("calls", "changed", len(was), len(now), f"{len(now)} call(s) where the wire has {len(was)}")

@@ -84,11 +84,27 @@ def test_call_ids_names_and_arguments_are_compared_except_a_made_up_id() -> None
     wire = _row("gemini", [_turn(kind="tool_calls", reason=None, raw="finishReason=STOP", calls=[call])])
     rewritten = {**call, "call_id": "fc_1__thought__c2ln"}
     stack = _row("gemini@gw", [_turn(kind="tool_calls", reason=None, raw="finishReason=STOP", calls=[rewritten])])
-    assert _found(wire, stack) == [(1, "calls.id", "changed", "fc_1", "fc_1__thought__c2ln")]
+    assert _found(wire, stack) == [(1, "calls[1].id", "changed", "fc_1", "fc_1__thought__c2ln")]
     made_up = [{**call, "call_id": "call_0", "synthesized_id": True}]
     wire["turns"][0]["calls"] = made_up
     stack["turns"][0]["calls"] = [{**made_up[0], "call_id": "call_x", "arguments": {"order_id": "B"}}]
-    assert _found(wire, stack) == [(1, "calls.arguments", "changed", {"order_id": "A"}, {"order_id": "B"})]
+    assert _found(wire, stack) == [(1, "calls[1].arguments", "changed", {"order_id": "A"}, {"order_id": "B"})]
+
+
+def test_each_call_of_a_turn_is_its_own_finding() -> None:
+    calls = [{"call_id": f"fc_{n}", "name": "get_order", "arguments": "{}", "synthesized_id": False} for n in (1, 2)]
+    wire = _row("gemini", [_turn(kind="tool_calls", reason=None, raw="finishReason=STOP", calls=calls)])
+    renamed = [{**call, "call_id": call["call_id"] + "__x"} for call in calls]
+    stack = _row("gemini@gw", [_turn(kind="tool_calls", reason=None, raw="finishReason=STOP", calls=renamed)])
+    assert [finding[1] for finding in _found(wire, stack)] == ["calls[1].id", "calls[2].id"]
+
+
+def test_an_override_the_stack_row_inherited_from_its_vendor_accepts_nothing() -> None:
+    vendor = {"why": "this vendor answers with an HTTP 400"}
+    wire = _row("openai-chat", [_turn()], override=vendor)
+    stack = _row("openai-chat@gw", [_turn(kind="text", reason=None)], outcome="answer_ready", override=vendor)
+    assert {finding.field: finding.accepted for finding in find_all([wire, stack])} == {"outcome": None,
+                                                                                       "kind": None}
 
 
 def test_a_request_that_drops_the_reasoning_signature_is_a_finding() -> None:

@@ -80,7 +80,7 @@ def test_litellm_turns_anthropics_529_into_a_500_but_keeps_the_error_type(report
 
 @pytest.mark.parametrize("mode", ["body", "stream"])
 def test_litellm_appends_the_thought_signature_to_gemini_call_ids(report: dict[str, Any], mode: str) -> None:
-    ids = _finding(report, "gemini@litellm", "normal", mode, 1, "calls.id")
+    ids = _finding(report, "gemini@litellm", "normal", mode, 1, "calls[1].id")
     assert ids is not None and ids["wire"] == "fc_n7rj2" and ids["stack_value"].startswith("fc_n7rj2__thought__")
     # Correlation is judged on the wire: the results LiteLLM sends back must answer the vendor's ids.
     row = next(row for row in report["results"] if (row["case"], row["provider"], row["mode"]) ==
