@@ -82,10 +82,12 @@ def test_litellm_turns_anthropics_529_into_a_500_but_keeps_the_error_type(report
 def test_litellm_appends_the_thought_signature_to_gemini_call_ids(report: dict[str, Any], mode: str) -> None:
     ids = _finding(report, "gemini@litellm", "normal", mode, 1, "calls[1].id")
     assert ids is not None and ids["wire"] == "fc_n7rj2" and ids["stack_value"].startswith("fc_n7rj2__thought__")
-    # Correlation is judged on the wire: the results LiteLLM sends back must answer the vendor's ids.
+    # Correlation is judged on the wire: the results LiteLLM sends back must answer the vendor's id, not the one it
+    # shows its users.
     row = next(row for row in report["results"] if (row["case"], row["provider"], row["mode"]) ==
                ("normal", "gemini@litellm", mode))
-    assert row["correlation"]["calls"] == 1
+    problems = " ".join(row["correlation"]["problems"])
+    assert "call fc_n7rj2 (get_order)" in problems and "__thought__" not in problems
 
 
 def test_litellm_replaces_the_anthropic_response_id(report: dict[str, Any]) -> None:
@@ -147,3 +149,20 @@ def test_litellm_loses_a_streamed_chat_refusal(report: dict[str, Any]) -> None:
     kind = _finding(report, "openai-chat@litellm", "refusal", "stream", 1, "kind")
     assert kind is not None and (kind["wire"], kind["stack_value"]) == ("refusal", "empty")
     assert _finding(report, "openai-chat@litellm", "refusal", "body", 1, "kind") is None  # the body keeps it
+
+
+def test_gemini_finish_values_litellm_keeps_in_a_body_and_loses_in_a_stream(report: dict[str, Any]) -> None:
+    # A body keeps Gemini's own finishReason as the choice's provider_specific_fields["native_finish_reason"]; the
+    # careful mapping reads it. stream_chunk_builder does not carry it over.
+    for case_id, kind in (("continuation", "incomplete"), ("unknown_tool", "invalid_tool_call")):
+        body = _row(report, case_id, "gemini@litellm", "body")
+        assert body["turns"][0]["kind"] == kind and "native_finish_reason=" in body["turns"][0]["raw"], case_id
+        assert _finding(report, "gemini@litellm", case_id, "body", 1, "reason") is None, case_id
+    lost = _finding(report, "gemini@litellm", "continuation", "stream", 1, "reason")
+    assert lost is not None and (lost["wire"], lost["stack_value"]) == ("continuation", "max_tokens")
+    assert _row(report, "unknown_tool", "gemini@litellm", "stream")["turns"][0]["kind"] == "empty"
+
+
+def test_litellm_keeps_the_openai_error_code_and_retry_delay(report: dict[str, Any]) -> None:
+    turn = _row(report, "http_rate_limit", "openai-chat@litellm", "body")["turns"][0]
+    assert (turn["kind"], turn["reason"], turn["retry_after_s"]) == ("retryable_error", "rate_limit", 2.0)

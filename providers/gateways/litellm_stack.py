@@ -27,6 +27,7 @@ from conformance.adapter import Task, TranscriptEntry
 from conformance.calls import call_from_json_string
 from conformance.providers.anthropic_messages.response import STOP_REASONS
 from conformance.providers.gateways.common import Memory, openai_messages, openai_tools
+from conformance.providers.gemini.response import FINISH_REASONS as GEMINI_FINISH_REASONS
 from conformance.providers.openai_chat.response import FINISH_REASONS
 from conformance.registry import builtin_adapters
 from conformance.stack import Endpoint, Stack
@@ -47,6 +48,9 @@ ROUTES = {
 # stack names models LiteLLM's bundled model map knows, as a team's configuration would.
 MODELS = {"bedrock-converse": "anthropic.claude-3-5-sonnet-20240620-v1:0", "gemini": "gemini-2.5-flash"}
 MEMORY = Memory()
+# Where LiteLLM keeps each vendor's own stop value, and the vendor adapter's table that reads it.
+VENDOR_STOPS = {"anthropic-messages": ("provider_specific_fields.stop_reason", STOP_REASONS),
+                "gemini": ("provider_specific_fields.native_finish_reason", GEMINI_FINISH_REASONS)}
 
 
 def _litellm() -> Any:
@@ -93,6 +97,8 @@ def caller(provider: str) -> Any:
                 response = litellm.completion(**params)
         except openai.APIError as error:
             return _from_error(error, classify_error, seen)
+        if response is None:  # a stream that gave no chunk: stream_chunk_builder has nothing to build
+            return RetryableError(raw="stream without a chunk", reason="interrupted")
         return _from_response(provider, response, endpoint)
 
     return call
@@ -105,9 +111,10 @@ def _from_response(provider: str, response: Any, endpoint: Endpoint) -> ModelRes
         return Unsupported(raw="choices", raw_type="a response without choices[0]", **common)
     choice = response.choices[0]
     message = choice.message
-    stop = vendor_stop(provider, message)
+    stop = vendor_stop(provider, choice)
     if stop is not None:  # the vendor's own value, where LiteLLM keeps it
-        raw, verdict = f"provider_specific_fields.stop_reason={stop}", STOP_REASONS.get(stop)
+        where, table = VENDOR_STOPS[provider]
+        raw, verdict = f"{where}={stop}", table.get(stop)
     else:
         raw, verdict = f"finish_reason={choice.finish_reason}", FINISH_REASONS.get(str(choice.finish_reason))
     if verdict is None:
@@ -128,11 +135,16 @@ def _from_response(provider: str, response: Any, endpoint: Endpoint) -> ModelRes
     return MEMORY.keep(endpoint, result, message.model_dump(exclude_none=True, warnings=False))
 
 
-def vendor_stop(provider: str, message: Any) -> str | None:
-    """Anthropic's own ``stop_reason``, which LiteLLM keeps in ``provider_specific_fields`` for the values its
-    ``finish_reason`` cannot say (``refusal``, ``pause_turn``); None for the other vendors and values."""
-    kept = getattr(message, "provider_specific_fields", None) or {}
-    stop = kept.get("stop_reason") if provider == "anthropic-messages" else None
+def vendor_stop(provider: str, choice: Any) -> str | None:
+    """The vendor's own stop value where LiteLLM keeps it: Anthropic's ``stop_reason`` in the message's
+    ``provider_specific_fields`` (for ``refusal``, ``pause_turn``), Gemini's ``finishReason`` as the choice's
+    ``provider_specific_fields["native_finish_reason"]``; None elsewhere."""
+    if provider == "anthropic-messages":
+        stop = (getattr(choice.message, "provider_specific_fields", None) or {}).get("stop_reason")
+    elif provider == "gemini":
+        stop = (getattr(choice, "provider_specific_fields", None) or {}).get("native_finish_reason")
+    else:
+        stop = None
     return stop if isinstance(stop, str) else None
 
 
@@ -156,7 +168,14 @@ def _from_error(error: Any, classify_error: Any, seen: dict[str, Any]) -> ModelR
     status = getattr(error, "status_code", None)
     headers = {str(name).lower(): str(value)
                for name, value in dict(getattr(error, "litellm_response_headers", None) or {}).items()}
-    body = _body_in(str(getattr(error, "message", "") or error))
+    # On the OpenAI routes the openai SDK raised underneath: its parsed error object is in `.body` (the envelope's
+    # `error` member), with the vendor's code; the other routes keep the vendor's body inside the message.
+    kept = getattr(error, "body", None)
+    body = {"error": kept} if isinstance(kept, dict) and "error" not in kept else kept if isinstance(kept, dict) \
+        else _body_in(str(getattr(error, "message", "") or error))
+    if not headers:
+        response = getattr(error, "response", None)
+        headers = {str(name).lower(): str(value) for name, value in dict(getattr(response, "headers", {})).items()}
     if not isinstance(status, int):
         return RetryableError(raw=f"{type(error).__name__} without a status", reason="server_error",
                               message=str(error)[:300], response_id=seen.get("id"), model=seen.get("model"))
