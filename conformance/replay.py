@@ -61,12 +61,16 @@ class Replay:
     """Sessions over loaded cases; thread-safe (one lock per replay: turns are served in request order)."""
 
     def __init__(self, cases: Sequence[Case], adapters: Mapping[str, Adapter] | None = None) -> None:
-        """``adapters``: whose wires the server speaks (default: the built-in ones)."""
-        if adapters is None:
-            from conformance.registry import builtin_adapters  # noqa: PLC0415 - registry imports every provider
+        """``adapters``: whose wires the server speaks besides the built-in ones (an adapter's wire replaces the
+        built-in wire of its id)."""
+        from conformance.registry import builtin_adapters  # noqa: PLC0415 - registry imports every provider
 
-            adapters = builtin_adapters()
-        self.wires = {provider: adapter.wire for provider, adapter in adapters.items() if adapter.wire is not None}
+        # The built-in wires, with each given adapter's own wire over its id's: an adapter without a wire (a
+        # team's adapter reusing a built-in id) leaves the built-in paths in place.
+        self.wires = {provider: adapter.wire for provider, adapter in builtin_adapters().items()
+                      if adapter.wire is not None}
+        self.wires.update({provider: adapter.wire for provider, adapter in (adapters or {}).items()
+                           if adapter.wire is not None})
         self.cases = {case.id: case for case in cases}
         self.sessions: dict[tuple[str, str, str], Session] = {}
         self.lock = threading.Lock()

@@ -234,6 +234,9 @@ def test_the_paths_and_request_id_header_are_the_adapters_wire() -> None:
     assert status == 200 and headers["x-trace-id"] == "req_normal_body_1" and "x-request-id" not in headers
     assert body == (CASES / "normal/openai-chat/turn1.json").read_bytes()
     assert _post(replay, "/s/normal/openai-chat/body/v1/chat/completions", {})[0] == 404  # not this wire's path
+    # A team's adapter that reuses a built-in id without a wire of its own keeps the built-in paths.
+    replay = Replay(ALL_CASES, {"openai-chat": dataclasses.replace(chat, wire=None)})
+    assert _post(replay, "/s/normal/openai-chat/body/v1/chat/completions", {})[0] == 200
 
     # A team's adapter without a wire of its own is served on a path a built-in speaks.
     normal = BY_ID["normal"]
