@@ -248,21 +248,24 @@ def _usage_table(rows: list[dict[str, Any]], providers: list[str]) -> list[str]:
              "output_tokens": "output", "reasoning_tokens": "reasoning", "total_tokens": "total"}
     body = {(row["case"], row["provider"]): row for row in rows if row["mode"] == "body"}
     cases = sorted({case for case, _ in body})
+    # The vendors decide which cases compare (the raw columns; every column when none is raw), so the vendors'
+    # totals do not depend on which stacks ran beside them.
+    voters = [provider for provider in providers if "@" not in provider] or providers
     comparable, left_out = [], []
     for case in cases:
-        outcomes = {provider: body[case, provider]["outcome"] for provider in providers if (case, provider) in body}
-        if len(outcomes) < len(providers):
-            left_out.append(f"{case} (not run for {', '.join(p for p in providers if p not in outcomes)})")
+        outcomes = {provider: body[case, provider]["outcome"] for provider in voters if (case, provider) in body}
+        if len(outcomes) < len(voters):
+            left_out.append(f"{case} (not run for {', '.join(p for p in voters if p not in outcomes)})")
         elif len(set(outcomes.values())) > 1:
             left_out.append(f"{case} ({', '.join(sorted(set(outcomes.values())))})")
         else:
             comparable.append(case)
-    lines = [f"## Normalized usage per provider (body mode, the {len(comparable)} case(s) every provider ran to the "
+    lines = [f"## Normalized usage per provider (body mode, the {len(comparable)} case(s) every vendor ran to the "
              "same outcome)", "",
              "| provider | " + " | ".join(short[name] for name in USAGE_FIELDS) + " |",
              "|---|" + "---:|" * len(USAGE_FIELDS)]
     for provider in providers:
-        usages = [body[case, provider].get("usage") or {} for case in comparable]
+        usages = [body[case, provider].get("usage") or {} for case in comparable if (case, provider) in body]
         cells = []
         for name in USAGE_FIELDS:
             known = [usage[name] for usage in usages if usage.get(name) is not None]
@@ -270,13 +273,14 @@ def _usage_table(rows: list[dict[str, Any]], providers: list[str]) -> list[str]:
         lines.append(f"| {escape_cell(provider)} | " + " | ".join(cells) + " |")
     lines += ["", "`null`: the vendor does not report that count (never read as 0)."]
     if left_out:
-        lines.append(f"Left out, {len(left_out)} case(s) whose outcomes differ between providers or that not every "
-                     f"provider ran: {escape_cell('; '.join(left_out))}.")
+        lines.append(f"Left out, {len(left_out)} case(s) whose outcomes differ between vendors or that not every "
+                     f"vendor ran: {escape_cell('; '.join(left_out))}.")
     lines += ["", "Total tokens per case (body mode):", "",
               "| case | " + " | ".join(escape_cell(provider) for provider in providers) + " |",
               "|---|" + "---:|" * len(providers)]
     for case in comparable:
-        totals = [(body[case, provider].get("usage") or {}).get("total_tokens") for provider in providers]
+        totals = [(body[case, provider].get("usage") or {}).get("total_tokens") if (case, provider) in body else None
+                  for provider in providers]
         lines.append(f"| {escape_cell(case)} | " + " | ".join("null" if total is None else str(total)
                                                               for total in totals) + " |")
     lines.append("")

@@ -60,7 +60,7 @@ def test_usage_compares_only_cases_every_provider_ran_to_the_same_outcome() -> N
     rows.append(_row("split", VENDORS[3], ["fatal_error"], "fatal_error", total=None))
     rows += [_row("partial", provider, ["text"], "answer_ready") for provider in VENDORS[:2]]
     section = render_markdown(build_report(rows, VENDORS)).split("## Normalized usage", 1)[1].split("\n## ", 1)[0]
-    assert "the 1 case(s) every provider ran to the same outcome" in section
+    assert "the 1 case(s) every vendor ran to the same outcome" in section
     assert [line.split(" | ")[-1] for line in section.splitlines() if line.startswith("| ")
             and line.split(" | ")[0][2:] in VENDORS] == ["100 |", "101 |", "102 |", "103 |"]
     assert "Left out, 2 case(s)" in section and "partial (not run for openai-chat, openai-responses)" in section
@@ -109,3 +109,11 @@ def test_the_summary_lists_failures_differing_cells_and_findings_each_cut_short(
         "Differ from most vendors (1): c00 [openai-chat, body]",
         "What each stack hides (findings against the raw adapter; report.md lists them):",
         "  openai-chat@gw: 2 (1 not accepted)"]
+
+
+def test_a_stack_column_does_not_decide_which_cases_compare() -> None:
+    rows = [_row("same", provider, ["text"], "answer_ready") for provider in VENDORS]
+    rows.append(_row("same", "gemini@gw", ["empty"], "empty", total=None))  # the gateway lost the answer
+    section = render_markdown(build_report(rows, [*VENDORS, "gemini@gw"])).split("## Normalized usage", 1)[1]
+    assert "the 1 case(s) every vendor ran to the same outcome" in section and "Left out" not in section
+    assert "| same | 100 | 100 | null | 100 | 100 |" in section  # columns sorted: gemini@gw third
