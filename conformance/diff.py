@@ -88,7 +88,8 @@ def load_document(path: Path) -> tuple[dict[Key, dict[str, Any]], list[dict[str,
 
 def _finding_shape(finding: Any) -> bool:
     return (isinstance(finding, dict) and all(isinstance(finding.get(name), str) for name in FINDING_KEY[:-2])
-            and isinstance(finding.get("turn"), int | None) and isinstance(finding.get("field"), str))
+            and isinstance(finding.get("turn"), int | None) and isinstance(finding.get("field"), str)
+            and finding.get("effect") in ("lost", "invented", "changed"))
 
 
 FINDING_KEY = ("stack", "case", "mode", "turn", "field")

@@ -42,7 +42,7 @@ class Finding:
     """The 1-based turn; None for the row as a whole (its outcome, its number of turns)."""
     field: str
     """``kind``, ``reason``, ``raw``, ``calls[N].id``, ``calls[N].name``, ``calls[N].arguments``, ``usage.<field>``,
-    ``response_id``, ``model``, ``text``, ``outcome``, ``turns``, ``request.signatures``, ``request.results``."""
+    ``response_id``, ``model``, ``text``, ``http_status``, ``retry_after_s``, ``outcome``, ``turns``, ``request.signatures``, ``request.results``."""
     effect: Effect
     wire: Any
     """What the wire said (the raw adapter's value)."""
@@ -118,6 +118,7 @@ def compare_rows(wire: Mapping[str, Any], stack: Mapping[str, Any]) -> list[Find
 
 
 def _compare_turn(was: Mapping[str, Any], now: Mapping[str, Any], add: Add) -> None:
+    _compare_request(was.get("request"), now.get("request"), add)  # sent before the response: compared always
     if was["kind"] != now["kind"]:
         add("kind", "changed", was["kind"], now["kind"], f"{_a(was['kind'])} turn reads as {now['kind']}")
         return  # the other fields belong to different kinds: one finding says it
@@ -136,10 +137,13 @@ def _compare_turn(was: Mapping[str, Any], now: Mapping[str, Any], add: Add) -> N
             add(field, _effect(was.get(field), now.get(field)), was.get(field), now.get(field),
                 f"{what} is gone" if now.get(field) is None else
                 f"{what} is replaced" if was.get(field) is not None else f"{what} is one the wire never sent")
+    for field, what in (("http_status", "the HTTP status"), ("retry_after_s", "the retry delay")):
+        if was.get(field) != now.get(field):
+            add(field, _effect(was.get(field), now.get(field)), was.get(field), now.get(field),
+                f"{what} the vendor sent is gone" if now.get(field) is None else f"{what} is not the vendor's")
     if (was.get("text") or None) != (now.get("text") or None):
         add("text", _effect(was.get("text") or None, now.get("text") or None), was.get("text"), now.get("text"),
             "the text differs from what the vendor sent")
-    _compare_request(was.get("request"), now.get("request"), add)
 
 
 def _raw_value(raw: Any) -> str:

@@ -201,3 +201,26 @@ def test_the_gate_calls_a_new_finding_a_regression_unless_the_stack_accepts_it(t
     (tmp_path / "head.json").write_text(json.dumps({"schema_version": 1, "results": [row], "findings": [broken]}))
     result = cli("diff", str(tmp_path / "base.json"), str(tmp_path / "head.json"))
     assert result.returncode == 2 and "'findings' is not a list of findings" in result.stderr
+    (tmp_path / "head.json").write_text(json.dumps({"schema_version": 1, "results": [row],
+                                                    "findings": [{**finding, "effect": "vanished"}]}))
+    assert cli("diff", str(tmp_path / "base.json"), str(tmp_path / "head.json")).returncode == 2
+
+
+def test_the_status_and_retry_delay_of_an_error_are_compared() -> None:
+    error = {"kind": "retryable_error", "reason": "overloaded", "raw": "http=529/overloaded_error", "calls": [],
+             "http_status": 529, "retry_after_s": 3.0, "usage": None}
+    wire = _row("anthropic-messages", [_turn(**error)], outcome="retryable_error")
+    stack = _row("anthropic-messages@gw", [_turn(**{**error, "raw": "http=500/overloaded_error",
+                                                   "http_status": 500, "retry_after_s": None})],
+                 outcome="retryable_error")
+    assert [(field, effect, was, now) for _, field, effect, was, now in _found(wire, stack)] == [
+        ("raw", "lost", "http=529/overloaded_error", "http=500/overloaded_error"),
+        ("http_status", "changed", 529, 500), ("retry_after_s", "lost", 3.0, None)]
+
+
+def test_the_request_is_compared_even_when_the_kind_differs() -> None:
+    request = {"checked": True, "conversation": [{"role": "model", "signatures": 1}]}
+    wire = _row("anthropic-messages", [_turn(request=request)])
+    stack = _row("anthropic-messages@gw", [_turn(kind="text", request={**request, "conversation": []})],
+                 outcome="answer_ready")
+    assert [finding[1] for finding in _found(wire, stack)] == ["outcome", "request.signatures", "kind"]
