@@ -42,7 +42,8 @@ class Finding:
     """The 1-based turn; None for the row as a whole (its outcome, its number of turns)."""
     field: str
     """``kind``, ``reason``, ``raw``, ``calls[N].id``, ``calls[N].name``, ``calls[N].arguments``, ``usage.<field>``,
-    ``response_id``, ``model``, ``text``, ``http_status``, ``retry_after_s``, ``outcome``, ``turns``, ``request.signatures``, ``request.results``."""
+    ``response_id``, ``model``, ``text``, ``http_status``, ``retry_after_s``, ``outcome``, ``turns``,
+    ``request.signatures``, ``request.results``."""
     effect: Effect
     wire: Any
     """What the wire said (the raw adapter's value)."""
