@@ -287,10 +287,9 @@ class StackItem(CaseItem):
         self.stack = stack
 
     def _run(self) -> tuple[dict[str, Any], Exception | None, list[dict[str, Any]]]:
-        missing = self.stack.missing()
-        if missing:
-            pytest.skip(f"stack {self.stack.row_id}: {', '.join(missing)} not installed "
-                        "(pip install 'conformance[stacks]')")
+        why = self.stack.skip_reason()
+        if why:
+            pytest.skip(f"stack {self.stack.row_id}: {why}")
         reader = _adapters(self.config).get(self.stack.provider)
         if reader is None:
             pytest.skip(f"stack {self.stack.row_id}: no adapter reads {self.stack.provider} requests")

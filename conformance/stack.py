@@ -53,6 +53,9 @@ class Stack:
     the loopback server even under ``--in-process`` (a gateway whose HTTP layer has no seam the suite reaches)."""
     requires: tuple[str, ...] = ()
     """Modules the stack imports (its SDK); without them its rows are skipped with a one-line reason."""
+    extra: str = "stacks"
+    """The extra of this package that installs ``requires``, named in the skip reason (``pip install
+    'conformance[stacks]'``)."""
     packages: tuple[str, ...] = ()
     """The distributions whose versions the report records for this stack (default: ``requires`` spelled as
     distribution names, ``google.genai`` → ``google-genai``)."""
@@ -79,6 +82,11 @@ class Stack:
             except importlib.metadata.PackageNotFoundError:
                 out[name] = None
         return out
+
+    def skip_reason(self) -> str | None:
+        """Why the stack's rows cannot run here (its modules are missing, with the install hint), or None."""
+        missing = self.missing()
+        return f"{', '.join(missing)} not installed (pip install 'conformance[{self.extra}]')" if missing else None
 
     def missing(self) -> list[str]:
         """The required modules that are not installed."""

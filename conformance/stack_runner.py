@@ -80,10 +80,9 @@ def stack_lanes(stacks: Sequence[Stack], items: Sequence[Any], adapters: dict[st
     rows: list[dict[str, Any]] = []
     lanes: list[str] = []
     for stack in stacks:
-        missing, reader = stack.missing(), adapters.get(stack.provider)
-        if missing or reader is None:
-            why = (f"{', '.join(missing)} not installed (pip install 'conformance[stacks]')" if missing
-                   else f"no adapter reads {stack.provider} requests here (select that provider)")
+        why, reader = stack.skip_reason(), adapters.get(stack.provider)
+        if why or reader is None:
+            why = why or f"no adapter reads {stack.provider} requests here (select that provider)"
             print(f"skipped stack {stack.row_id}: {why}", file=sys.stderr)
             continue
         lanes.append(stack.row_id)

@@ -17,7 +17,7 @@ from conformance.providers.openai_chat import sdk_stack
 from conformance.providers.openai_chat.request import build_request
 from conformance.registry import builtin_adapters
 from conformance.runner import modes_for, run_case
-from conformance.stack import Endpoint, builtin_stacks
+from conformance.stack import Endpoint, builtin_stacks, gateway_stacks
 from conformance.stack_runner import run_stack_case
 from conformance.types import ModelResponse
 from tests.helpers import CASES, cli
@@ -131,6 +131,9 @@ def test_an_unknown_stack_is_a_usage_error_and_a_missing_sdk_skips_with_a_reason
     assert ("skipped stack openai-chat@needs-sdk: no_such_sdk_module not installed (pip install "
             "'conformance[stacks]')") in skipped.stderr
     assert json.loads((tmp_path / "b/report.json").read_text())["providers"] == ["openai-chat"]
+    # A gateway stack names the extra that installs it.
+    gateway = dataclasses.replace(gateway_stacks()["openai-chat@litellm"], requires=("no_such_gateway_module",))
+    assert gateway.skip_reason() == "no_such_gateway_module not installed (pip install 'conformance[gateways]')"
 
 
 def test_run_in_process_opens_no_socket_for_the_stacks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -201,7 +201,8 @@ def _body_in(message: str) -> Any:
 
 
 def _stack(provider: str) -> Stack:
-    return Stack(id="litellm", provider=provider, call=caller(provider), requires=("litellm",), in_process=False,
+    return Stack(id="litellm", provider=provider, call=caller(provider), requires=("litellm",), extra="gateways",
+                 in_process=False,
                  description=f"LiteLLM litellm.completion, model {ROUTES[provider][0]}… (body and stream)")
 
 
