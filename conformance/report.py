@@ -250,7 +250,8 @@ def _usage_table(rows: list[dict[str, Any]], providers: list[str]) -> list[str]:
     cases = sorted({case for case, _ in body})
     # The vendors decide which cases compare (the raw columns; every column when none is raw), so the vendors'
     # totals do not depend on which stacks ran beside them.
-    voters = [provider for provider in providers if "@" not in provider] or providers
+    raw = {row["provider"] for row in rows if row.get("stack", "raw") == "raw"}
+    voters = [provider for provider in providers if provider in raw] or providers
     comparable, left_out = [], []
     for case in cases:
         outcomes = {provider: body[case, provider]["outcome"] for provider in voters if (case, provider) in body}

@@ -16,6 +16,7 @@ the loopback server.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -184,8 +185,6 @@ def _from_error(error: Any, classify_error: Any, seen: dict[str, Any]) -> ModelR
 
 
 def _with(result: ModelResponse, seen: dict[str, Any]) -> ModelResponse:
-    import dataclasses  # noqa: PLC0415
-
     return dataclasses.replace(result, response_id=seen.get("id"), model=seen.get("model"))
 
 
