@@ -121,6 +121,16 @@ GATEWAY_STACKS: dict[str, str] = {
     "anthropic-messages@litellm": "conformance.providers.gateways.litellm_stack:ANTHROPIC_MESSAGES",
     "gemini@litellm": "conformance.providers.gateways.litellm_stack:GEMINI",
     "bedrock-converse@litellm": "conformance.providers.gateways.litellm_stack:BEDROCK_CONVERSE",
+    "openai-chat@langchain": "conformance.providers.gateways.langchain_stack:OPENAI_CHAT",
+    "openai-responses@langchain": "conformance.providers.gateways.langchain_stack:OPENAI_RESPONSES",
+    "anthropic-messages@langchain": "conformance.providers.gateways.langchain_stack:ANTHROPIC_MESSAGES",
+    "gemini@langchain": "conformance.providers.gateways.langchain_stack:GEMINI",
+    "bedrock-converse@langchain": "conformance.providers.gateways.langchain_stack:BEDROCK_CONVERSE",
+    "openai-chat@pydantic-ai": "conformance.providers.gateways.pydantic_ai_stack:OPENAI_CHAT",
+    "openai-responses@pydantic-ai": "conformance.providers.gateways.pydantic_ai_stack:OPENAI_RESPONSES",
+    "anthropic-messages@pydantic-ai": "conformance.providers.gateways.pydantic_ai_stack:ANTHROPIC_MESSAGES",
+    "gemini@pydantic-ai": "conformance.providers.gateways.pydantic_ai_stack:GEMINI",
+    "bedrock-converse@pydantic-ai": "conformance.providers.gateways.pydantic_ai_stack:BEDROCK_CONVERSE",
 }
 
 
@@ -141,7 +151,7 @@ def builtin_stacks() -> dict[str, Stack]:
 
 
 def gateway_stacks() -> dict[str, Stack]:
-    """The reference gateway stacks (LiteLLM, ...), by row id (docs/gateways.md)."""
+    """The reference gateway stacks (LiteLLM, LangChain, pydantic-ai), by row id (docs/gateways.md)."""
     return {row_id: load_stack(spec) for row_id, spec in GATEWAY_STACKS.items()}
 
 

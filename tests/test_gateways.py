@@ -1,9 +1,10 @@
-"""Gateway stacks: LiteLLM in front of the five vendor APIs, and what it hides (docs/gateways.md).
+"""Gateway stacks: LiteLLM, LangChain chat models and pydantic-ai in front of the five vendor APIs, and what each
+hides (docs/gateways.md).
 
-The expected findings below are the ones documented for LiteLLM 1.110 against recorded turns (Anthropic's
-context-window stop read as `length`, reasoning tokens Anthropic never sends, a 529 turned into a 500, Gemini call
-ids with the thought signature appended): each is asserted on its own, so a gateway upgrade that changes one
-fails a named test.
+The expected findings below are the ones documented for the pinned releases against recorded turns (LiteLLM 1.110:
+Anthropic's context-window stop read as `length`, reasoning tokens Anthropic never sends, a 529 turned into a 500,
+Gemini call ids with the thought signature appended; LangChain 1.x and pydantic-ai 2.68: see their sections): each
+is asserted on its own, so a gateway upgrade that changes one fails a named test.
 """
 
 from __future__ import annotations
@@ -21,7 +22,10 @@ from conformance.stack import gateway_stacks
 from conformance.stack_runner import run_stack_case
 from tests.helpers import CASES, cli
 
-pytest.importorskip("litellm", reason="LiteLLM is not installed (pip install 'conformance[gateways]')")
+for _module in ("litellm", "langchain_openai", "langchain_anthropic", "langchain_aws", "langchain_google_genai",
+                "pydantic_ai"):
+    pytest.importorskip(_module, reason=f"{_module} is not installed (pip install 'conformance[gateways]')")
+GATEWAYS = ("litellm", "langchain", "pydantic-ai")
 
 ADAPTERS = builtin_adapters()
 CASE = {case.id: case for case in load_cases([CASES])}
@@ -45,16 +49,18 @@ def _finding(report: dict[str, Any], stack: str, case: str, mode: str, turn: int
     return found[0] if found else None
 
 
-def test_every_case_runs_through_litellm_for_every_vendor_body_and_stream(report: dict[str, Any]) -> None:
+@pytest.mark.parametrize("gateway", GATEWAYS)
+def test_every_case_runs_through_each_gateway_for_every_vendor_body_and_stream(report: dict[str, Any],
+                                                                              gateway: str) -> None:
     rows = report["results"]
     for provider in ADAPTERS:
         raw = {(row["case"], row["mode"]) for row in rows if row["provider"] == provider}
-        gateway = [row for row in rows if row["provider"] == f"{provider}@litellm"]
-        assert {(row["case"], row["mode"]) for row in gateway} == raw and len(raw) > 45, provider
-        # LiteLLM raising is mapped to a kind; a stack exception (`error`) would be the mapping's own bug.
-        assert [row["case"] for row in gateway if row["error"]] == [], provider
+        stack = [row for row in rows if row["provider"] == f"{provider}@{gateway}"]
+        assert {(row["case"], row["mode"]) for row in stack} == raw and len(raw) > 45, provider
+        # A gateway raising is mapped to a kind; a stack exception (`error`) would be the mapping's own bug.
+        assert [row["case"] for row in stack if row["error"]] == [], provider
     section = report["markdown"].split("## What each stack hides", 1)[1]
-    assert all(f"### {provider}\u2060@\u2060litellm" in section for provider in ADAPTERS)
+    assert all(f"### {provider}\u2060@\u2060{gateway}" in section for provider in ADAPTERS)
 
 
 @pytest.mark.parametrize("mode", ["body", "stream"])
@@ -166,3 +172,169 @@ def test_gemini_finish_values_litellm_keeps_in_a_body_and_loses_in_a_stream(repo
 def test_litellm_keeps_the_openai_error_code_and_retry_delay(report: dict[str, Any]) -> None:
     turn = _row(report, "http_rate_limit", "openai-chat@litellm", "body")["turns"][0]
     assert (turn["kind"], turn["reason"], turn["retry_after_s"]) == ("retryable_error", "rate_limit", 2.0)
+
+
+# LangChain chat models (langchain-openai 1.7, -anthropic 1.7, -aws 1.9, -google-genai 4.4).
+
+
+@pytest.mark.parametrize(("provider", "prefix"), [("anthropic-messages", "msg_"), ("openai-chat", "chatcmpl-")])
+def test_langchain_keeps_the_response_id_in_a_body_and_loses_it_in_a_stream(report: dict[str, Any], provider: str,
+                                                                            prefix: str) -> None:
+    # The vendor id is in response_metadata["id"] of a body (AIMessage.id is LangChain's own lc_run-- id); the
+    # summed stream chunks carry none.
+    assert _finding(report, f"{provider}@langchain", "normal", "body", 1, "response_id") is None
+    assert _row(report, "normal", f"{provider}@langchain", "body")["turns"][0]["response_id"].startswith(prefix)
+    lost = _finding(report, f"{provider}@langchain", "normal", "stream", 1, "response_id")
+    assert lost is not None and lost["effect"] == "lost" and lost["wire"].startswith(prefix)
+
+
+def test_langchain_gemini_keeps_no_response_id_and_sends_results_without_the_call_id(report: dict[str, Any]) -> None:
+    for mode in ("body", "stream"):
+        lost = _finding(report, "gemini@langchain", "normal", mode, 1, "response_id")
+        assert lost is not None and lost["effect"] == "lost", mode
+        results = _finding(report, "gemini@langchain", "normal", mode, 2, "request.results")
+        assert results is not None and (results["wire"], results["stack_value"]) == (["fc_n7rj2"], [None]), mode
+    # The call id it shows is the wire's (unlike LiteLLM's), and the schema loses additionalProperties (as LiteLLM's).
+    assert _finding(report, "gemini@langchain", "normal", "body", 1, "calls[1].id") is None
+    assert any("(at /additionalProperties: missing)" in failure
+               for failure in _row(report, "normal", "gemini@langchain", "body")["failures"])
+
+
+def test_langchain_gemini_reports_zero_cached_tokens_the_wire_never_sent(report: dict[str, Any]) -> None:
+    invented = _finding(report, "gemini@langchain", "normal", "body", 1, "usage.cached_input_tokens")
+    assert invented is not None and (invented["wire"], invented["stack_value"]) == (None, 0)
+
+
+def test_langchain_gemini_resumes_a_continuation_with_a_request_of_its_own(report: dict[str, Any]) -> None:
+    # google-genai's automatic continuation is on unless the caller turns it off, and ChatGoogleGenerativeAI does
+    # not: a CONTINUATION turn is followed by a second request the business code never sees (the replay server has
+    # no second turn recorded, so it answers 409).
+    kind = _finding(report, "gemini@langchain", "continuation", "body", 1, "kind")
+    assert kind is not None and (kind["wire"], kind["stack_value"]) == ("incomplete", "retryable_error")
+    turn = _row(report, "continuation", "gemini@langchain", "body")["turns"][0]
+    assert turn["raw"].startswith("http=409")
+
+
+def test_langchain_turns_a_responses_stream_error_into_a_plain_value_error(report: dict[str, Any]) -> None:
+    # ChatOpenAI raises ValueError("server_error: ...") for an `error` event: nothing says it may be retried.
+    kind = _finding(report, "openai-responses@langchain", "mid_stream_error", "stream", 1, "kind")
+    assert kind is not None and (kind["wire"], kind["stack_value"]) == ("retryable_error", "unsupported")
+    assert _row(report, "mid_stream_error", "openai-responses@langchain", "stream")["turns"][0]["raw"] == \
+        "raised ValueError"
+
+
+def test_langchain_reports_a_cut_bedrock_stream_as_a_connection_error(report: dict[str, Any]) -> None:
+    # langchain-aws raises ConnectionError("Incomplete Bedrock response stream: missing messageStop event."): the
+    # careful mapping reads a failed connection as retryable, so the kind survives.
+    assert _finding(report, "bedrock-converse@langchain", "stream_interrupted", "stream", 1, "kind") is None
+    turn = _row(report, "stream_interrupted", "bedrock-converse@langchain", "stream")["turns"][0]
+    assert (turn["raw"], turn["reason"]) == ("raised ConnectionError", "interrupted")
+
+
+def test_langchain_loses_a_streamed_chat_refusal_and_keeps_it_in_a_body(report: dict[str, Any]) -> None:
+    kind = _finding(report, "openai-chat@langchain", "refusal", "stream", 1, "kind")
+    assert kind is not None and (kind["wire"], kind["stack_value"]) == ("refusal", "empty")
+    body = _row(report, "refusal", "openai-chat@langchain", "body")["turns"][0]
+    assert (body["kind"], body["raw"]) == ("refusal", "additional_kwargs.refusal")
+
+
+@pytest.mark.parametrize("provider", ["anthropic-messages", "bedrock-converse", "openai-chat", "openai-responses"])
+def test_langchain_parses_cut_streamed_arguments_into_a_valid_call(report: dict[str, Any], provider: str) -> None:
+    kind = _finding(report, f"{provider}@langchain", "invalid_arguments_not_json", "stream", 1, "kind")
+    assert kind is not None and (kind["wire"], kind["stack_value"]) == ("invalid_tool_call", "tool_calls")
+
+
+def test_langchain_anthropic_stops_read_the_same_as_the_wire(report: dict[str, Any]) -> None:
+    # response_metadata keeps Anthropic's own stop_reason: the careful mapping loses none of them.
+    for case_id in ("refusal", "pause_turn", "context_window", "truncation"):
+        for mode in ("body", "stream"):
+            for field in ("kind", "reason", "raw"):
+                assert _finding(report, "anthropic-messages@langchain", case_id, mode, 1, field) is None, \
+                    (case_id, mode, field)
+
+
+@pytest.mark.parametrize(("case_id", "provider", "was"), [("truncation", "anthropic-messages", "incomplete"),
+                                                          ("refusal", "gemini", "refusal")])
+def test_a_langchain_mapping_that_ignores_response_metadata_is_found(monkeypatch: pytest.MonkeyPatch, case_id: str,
+                                                                     provider: str, was: str) -> None:
+    from conformance.providers.gateways import langchain_stack  # noqa: PLC0415 - imports LangChain
+
+    stack, reader = gateway_stacks()[f"{provider}@langchain"], ADAPTERS[provider]
+    case = CASE[case_id]
+    raw = run_case(case, provider, reader, "body")
+    careful, _, _ = run_stack_case(case, stack, reader, "body")
+    assert [finding.field for finding in compare_rows(raw, careful) if finding.field == "kind"] == []
+    # Lazier: every message is an answer, whatever response_metadata says (its stop value, its prompt feedback).
+    monkeypatch.setattr(langchain_stack, "_stop", lambda provider, metadata: ("answer", langchain_stack.ANSWER, "x"))
+    monkeypatch.setattr(langchain_stack, "_block_reason", lambda metadata: None)
+    lazy, _, _ = run_stack_case(case, stack, reader, "body")
+    kinds = [finding.wire for finding in compare_rows(raw, lazy) if finding.field == "kind"]
+    assert kinds == [was]
+
+
+# pydantic-ai direct model requests (pydantic-ai-slim 2.68).
+
+
+@pytest.mark.parametrize(("provider", "case_id", "reason"), [
+    ("anthropic-messages", "context_window", "context_window"), ("anthropic-messages", "pause_turn", "pause_turn"),
+    ("anthropic-messages", "refusal", "model"), ("openai-responses", "truncation", "max_tokens")])
+def test_pydantic_ai_keeps_the_raw_stop_the_normalized_one_loses(report: dict[str, Any], provider: str,
+                                                                 case_id: str, reason: str) -> None:
+    # The normalized finish_reason says `length` for both context_window and max_tokens, None for pause_turn,
+    # `content_filter` for a model refusal; provider_details["finish_reason"] keeps the vendor's value.
+    turn = _row(report, case_id, f"{provider}@pydantic-ai", "body")["turns"][0]
+    assert turn.get("reason", turn.get("source")) == reason and turn["raw"].startswith("provider_details.")
+    assert _finding(report, f"{provider}@pydantic-ai", case_id, "body", 1, "reason") is None
+
+
+def test_pydantic_ai_reports_zero_reasoning_tokens_anthropic_never_sends(report: dict[str, Any]) -> None:
+    invented = _finding(report, "anthropic-messages@pydantic-ai", "normal", "body", 1, "usage.reasoning_tokens")
+    assert invented is not None and (invented["wire"], invented["stack_value"]) == (None, 0)
+    # Gemini's thoughtsTokenCount is kept as output_reasoning_tokens.
+    assert _finding(report, "gemini@pydantic-ai", "normal", "body", 1, "usage.reasoning_tokens") is None
+
+
+def test_pydantic_ai_gives_the_bedrock_request_id_as_the_response_id(report: dict[str, Any]) -> None:
+    invented = _finding(report, "bedrock-converse@pydantic-ai", "normal", "body", 1, "response_id")
+    assert invented is not None and invented["wire"] is None and invented["stack_value"] == "req_normal_body_1"
+
+
+def test_pydantic_ai_folds_anthropic_schema_keywords_into_the_description(report: dict[str, Any]) -> None:
+    failures = _row(report, "normal", "anthropic-messages@pydantic-ai", "body")["failures"]
+    assert any("at /properties/order_id/description" in failure and "{pattern: ^ORD-[0-9]{4}$}" in failure
+               for failure in failures), failures
+
+
+@pytest.mark.parametrize("provider", ["anthropic-messages", "bedrock-converse"])
+def test_pydantic_ai_drops_a_content_block_it_does_not_know(report: dict[str, Any], provider: str) -> None:
+    for mode in ("body", "stream"):
+        kind = _finding(report, f"{provider}@pydantic-ai", "unsupported_item", mode, 1, "kind")
+        assert kind is not None and (kind["wire"], kind["stack_value"]) == ("unsupported", "text"), mode
+
+
+def test_pydantic_ai_sends_gemini_results_back_with_the_call_id(report: dict[str, Any]) -> None:
+    assert _finding(report, "gemini@pydantic-ai", "normal", "body", 2, "request.results") is None
+    assert not _row(report, "normal", "gemini@pydantic-ai", "body")["correlation"]["problems"]
+
+
+@pytest.mark.parametrize(("case_id", "provider", "was", "now"), [
+    ("context_window", "anthropic-messages", "context_window", "max_tokens"),
+    ("refusal", "anthropic-messages", "model", "filter")])
+def test_a_pydantic_ai_mapping_that_reads_the_normalized_finish_reason_is_found(
+        monkeypatch: pytest.MonkeyPatch, case_id: str, provider: str, was: str, now: str) -> None:
+    from conformance.providers.gateways import pydantic_ai_stack  # noqa: PLC0415 - imports pydantic-ai
+    from conformance.verdict import ANSWER, Refused, Truncated  # noqa: PLC0415
+
+    stack, reader = gateway_stacks()[f"{provider}@pydantic-ai"], ADAPTERS[provider]
+    case = CASE[case_id]
+    raw = run_case(case, provider, reader, "body")
+    careful, _, _ = run_stack_case(case, stack, reader, "body")
+    assert [finding.field for finding in compare_rows(raw, careful) if finding.field in ("kind", "reason")] == []
+    # Lazier: pydantic-ai's normalized finish_reason through a table of its five values, provider_details unread.
+    normalized = {"stop": ANSWER, "tool_call": ANSWER, "length": Truncated("max_tokens"),
+                  "content_filter": Refused("filter")}
+    monkeypatch.setattr(pydantic_ai_stack, "vendor_stop", lambda response: response.finish_reason)
+    monkeypatch.setattr(pydantic_ai_stack, "_verdict", lambda provider, stop: normalized.get(stop))
+    lazy, _, _ = run_stack_case(case, stack, reader, "body")
+    reasons = [(finding.wire, finding.stack_value) for finding in compare_rows(raw, lazy) if finding.field == "reason"]
+    assert reasons == [(was, now)]

@@ -118,9 +118,11 @@ def test_an_unknown_stack_is_a_usage_error_and_a_missing_sdk_skips_with_a_reason
     assert unknown.returncode == 2
     assert unknown.stderr.strip() == (
         "error: --stack: unknown stack 'nope'. Fix: use all, sdks, gateways, one of anthropic-messages@anthropic-sdk, "
-        "anthropic-messages@litellm, bedrock-converse@boto3, bedrock-converse@litellm, gemini@google-genai, "
-        "gemini@litellm, openai-chat@litellm, openai-chat@openai-sdk, openai-responses@litellm, "
-        "openai-responses@openai-sdk, or module:object")
+        "anthropic-messages@langchain, anthropic-messages@litellm, anthropic-messages@pydantic-ai, "
+        "bedrock-converse@boto3, bedrock-converse@langchain, bedrock-converse@litellm, bedrock-converse@pydantic-ai, "
+        "gemini@google-genai, gemini@langchain, gemini@litellm, gemini@pydantic-ai, openai-chat@langchain, "
+        "openai-chat@litellm, openai-chat@openai-sdk, openai-chat@pydantic-ai, openai-responses@langchain, "
+        "openai-responses@litellm, openai-responses@openai-sdk, openai-responses@pydantic-ai, or module:object")
     module = tmp_path / "my_stack.py"
     module.write_text("import dataclasses\nfrom conformance.stack import builtin_stacks\n"
                       "STACK = dataclasses.replace(builtin_stacks()['openai-chat@openai-sdk'], id='needs-sdk',\n"

@@ -8,7 +8,7 @@ from typing import Any
 
 from conformance.adapter import ModelTurn, Task, ToolResults, TranscriptEntry, UserMessage
 from conformance.stack import Endpoint
-from conformance.types import ModelResponse
+from conformance.types import ModelResponse, RetryableError, Unsupported
 
 
 class Memory:
@@ -78,3 +78,73 @@ def openai_tools(task: Task) -> dict[str, Any]:
         params["response_format"] = {"type": "json_schema", "json_schema": {
             "name": task.output_schema_name, "schema": dict(task.output_schema), "strict": True}}
     return params
+
+
+def sdk_error(provider: str, error: BaseException) -> ModelResponse | None:
+    """The vendor SDK exception a gateway raised (or wrapped: it is searched along ``__cause__``/``__context__``),
+    read as each SDK's own stack reads it — status, error body, response headers — through the vendor's error table;
+    None when no SDK exception with a status is in the chain (the caller's own bug, reported as the row's error)."""
+    from conformance.registry import builtin_adapters  # noqa: PLC0415 - registry imports the adapters
+
+    classify = builtin_adapters()[provider].classify_error
+    chain: list[BaseException] = []
+    current: BaseException | None = error
+    while current is not None and all(current is not kept for kept in chain):
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    # The innermost exception first: the vendor SDK's own, with the response headers a wrapper (pydantic-ai's
+    # ModelHTTPError, LangChain's) does not carry.
+    for current in reversed(chain):
+        if type(current).__name__ == "EventStreamError":  # botocore: an exception frame mid-stream, by member name
+            return _bedrock_frame(current)
+        read = _status_body_headers(current)
+        if read is not None:
+            return classify(*read)
+        if type(current).__module__.startswith("openai") and hasattr(current, "body"):
+            # openai's APIError without a status: an error event inside a 200 stream, its error object in `.body`.
+            from conformance.providers.openai_common.errors import classify_stream_error  # noqa: PLC0415
+
+            return classify_stream_error(current.body if isinstance(current.body, dict) else str(current))
+    return None
+
+
+def _status_body_headers(error: BaseException) -> tuple[int, Any, dict[str, str]] | None:
+    response = getattr(error, "response", None)
+    if isinstance(response, dict) and "Error" in response:  # botocore ClientError / EventStreamError
+        details = response.get("Error", {})
+        status = response.get("ResponseMetadata", {}).get("HTTPStatusCode", 400)
+        return int(status), {"message": details.get("Message")}, {"x-amzn-errortype": str(details.get("Code", ""))}
+    headers = {str(name).lower(): str(value) for name, value in dict(getattr(response, "headers", None) or {}).items()}
+    status = getattr(error, "status_code", None)  # openai, anthropic
+    if isinstance(status, int) and hasattr(error, "body"):
+        body = error.body  # openai keeps the envelope's `error` member, anthropic the whole envelope
+        if isinstance(body, dict) and "error" not in body and "message" in body:
+            body = {"error": body}
+        return status, body, headers
+    code = getattr(error, "code", None)  # google-genai APIError: the status and the parsed error body
+    if isinstance(code, int) and hasattr(error, "details"):
+        return code, error.details, headers
+    return None
+
+
+def raised(error: BaseException) -> ModelResponse:
+    """A gateway exception that carries no vendor error. A connection that failed or timed out (Python's
+    ``ConnectionError``/``TimeoutError``, as langchain-aws raises for a Bedrock stream without ``messageStop``) may
+    succeed again: retryable, ``interrupted``. Anything else (a parse failure on a shape the gateway does not know,
+    a ``ValueError`` for a stream error event) tells business code nothing of what the wire said, so the turn is
+    ``unsupported`` with the exception named as its raw value — never a guess at the kind."""
+    first = (str(error).strip().splitlines() or [""])[0][:200]
+    raw = f"raised {type(error).__name__}"
+    if isinstance(error, (ConnectionError, TimeoutError)):
+        return RetryableError(raw=raw, reason="interrupted", message=first or None)
+    return Unsupported(raw=raw, raw_type=f"{type(error).__name__}: {first}")
+
+
+def _bedrock_frame(error: Any) -> ModelResponse:
+    """A ConverseStream exception frame as the ``.jsonl`` member line it was, read by the stream assembler (as the
+    boto3 stack reads it)."""
+    from conformance.providers.bedrock_converse.stream import assemble_stream  # noqa: PLC0415
+
+    details = error.response.get("Error", {})
+    member = str(details.get("Code") or "internalServerException")
+    return assemble_stream([json.dumps({member: {"message": details.get("Message")}}).encode("utf-8") + b"\n"]).response

@@ -105,7 +105,7 @@ def classify_body(body: Any) -> ModelResponse:
     }
     candidates = body.get("candidates")
     if not isinstance(candidates, list) or not candidates:
-        return _without_candidates(body.get("promptFeedback"), common)
+        return without_candidates(body.get("promptFeedback"), common)
     candidate = candidates[0]
     if not isinstance(candidate, dict):
         return Unsupported(raw="candidates[0]", raw_type="candidates[0] is not an object", **common)
@@ -123,7 +123,9 @@ def classify_body(body: Any) -> ModelResponse:
     return resolve(verdict, raw, _scan_parts(content), common, message=finish_message, detail=detail)
 
 
-def _without_candidates(feedback: Any, common: dict[str, Any]) -> ModelResponse:
+def without_candidates(feedback: Any, common: dict[str, Any]) -> ModelResponse:
+    """A body without a candidate: a blocked prompt (``promptFeedback.blockReason``) is a filter refusal; anything
+    else is not understood."""
     feedback = feedback if isinstance(feedback, dict) else {}
     block = feedback.get("blockReason")
     if isinstance(block, str) and block:
