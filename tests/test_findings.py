@@ -224,3 +224,21 @@ def test_the_request_is_compared_even_when_the_kind_differs() -> None:
     stack = _row("anthropic-messages@gw", [_turn(kind="text", request={**request, "conversation": []})],
                  outcome="answer_ready")
     assert [finding[1] for finding in _found(wire, stack)] == ["outcome", "request.signatures", "kind"]
+
+
+def test_a_gateways_memory_finds_its_message_for_the_loops_parsed_copy() -> None:
+    import dataclasses  # noqa: PLC0415
+
+    from conformance.providers.gateways.common import Memory  # noqa: PLC0415
+    from conformance.stack import Endpoint  # noqa: PLC0415
+    from conformance.types import Text  # noqa: PLC0415
+
+    memory, endpoint = Memory(), Endpoint(base_url="http://127.0.0.1:1/s/c/p/body", stream=False)
+    answer = memory.keep(endpoint, Text(raw="stop", text='{"status": "shipped"}'), {"role": "assistant"})
+    other = memory.keep(endpoint, Text(raw="stop", text='{"status": "lost"}'), {"role": "other"})
+    # The loop fills in the parsed answer (dataclasses.replace): the copy is not the object the stack returned.
+    parsed = dataclasses.replace(answer, parsed={"status": "shipped"})
+    assert memory.message(endpoint, parsed) == {"role": "assistant"}
+    assert memory.message(endpoint, other) == {"role": "other"}
+    assert memory.message(endpoint, Text(raw="stop", text="never kept")) is None
+    assert memory.message(Endpoint(base_url="http://127.0.0.1:1/s/c/p/stream", stream=True), parsed) is None

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 from typing import Any
 
 from conformance.adapter import ModelTurn, Task, ToolResults, TranscriptEntry, UserMessage
 from conformance.stack import Endpoint
-from conformance.types import ModelResponse, RetryableError, Unsupported
+from conformance.types import ModelResponse, RetryableError, Text, Unsupported
 
 
 class Memory:
@@ -32,9 +33,12 @@ class Memory:
         return response
 
     def message(self, endpoint: Endpoint, response: ModelResponse) -> Any:
-        """The gateway's message behind ``response``, or None when the stack kept none (an error turn)."""
+        """The gateway's message behind ``response``, or None when the stack kept none (an error turn). The loop may
+        hand back a copy with the parsed answer filled in (``Text.parsed``, for a task with an output schema): that
+        copy finds its message too."""
+        bare = dataclasses.replace(response, parsed=None) if isinstance(response, Text) else response
         for kept, message in self.sessions.get(endpoint.base_url, []):
-            if kept is response:
+            if kept is response or kept == bare:
                 return message
         return None
 
