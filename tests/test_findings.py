@@ -227,8 +227,6 @@ def test_the_request_is_compared_even_when_the_kind_differs() -> None:
 
 
 def test_a_gateways_memory_finds_its_message_for_the_loops_parsed_copy() -> None:
-    import dataclasses  # noqa: PLC0415
-
     from conformance.providers.gateways.common import Memory  # noqa: PLC0415
     from conformance.stack import Endpoint  # noqa: PLC0415
     from conformance.types import Text  # noqa: PLC0415
