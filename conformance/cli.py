@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from conformance import serve_command
+from conformance import record_command, serve_command
 from conformance.cases import load_cases
 from conformance.catalogue import render_catalogue
 from conformance.classify import classify_response
@@ -110,6 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
                               help="the repository to scaffold (default: here)")
 
     serve_command.add_parser(commands, "cases folder (repeatable); replaces the bundled cases unless --with-bundled")
+    record_command.add_parser(commands, "cases folder (repeatable); replaces the bundled cases unless --with-bundled")
 
     schema = commands.add_parser("schema", help="print the case or world JSON Schema (or where it is installed)")
     schema.add_argument("name", choices=("case", "world"), help="which schema")
@@ -123,7 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     handle_sigterm_as_interrupt()
     handler = {"run": _run, "inspect": _inspect, "diff": _diff, "list": _list, "redact": _redact,
                "validate": _validate, "init": _init, "schema": _schema,
-               "serve": _serve}[arguments.command]
+               "serve": _serve, "record": _record}[arguments.command]
     try:
         return handler(arguments)
     except InputError as error:
@@ -140,6 +141,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _serve(arguments: argparse.Namespace) -> int:
     return serve_command.serve(arguments, _roots(arguments))
+
+
+def _record(arguments: argparse.Namespace) -> int:
+    return record_command.record(arguments, _roots(arguments))
 
 
 def _roots(arguments: argparse.Namespace) -> list[Path]:

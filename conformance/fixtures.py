@@ -53,6 +53,8 @@ def shown_path(path: Path) -> str:
 def load_turn(turn: Mapping[str, Any], case_path: Path, root: Path, pointer: str, problem: Any,
                max_file_bytes: int) -> RecordedTurn | None:
     """One recorded turn; ``root`` is the resolved cases folder."""
+    if "error" in turn:
+        return _error_turn(turn["error"], case_path, root, f"{pointer}/error", problem, max_file_bytes)
     sources = sum(key in turn for key in ("body", "inline", "text"))
     if sources > 1 or (sources == 0 and "stream" not in turn):
         # Checked here rather than in the schema: schema branches cost a large share of each case's load.
@@ -95,6 +97,30 @@ def load_turn(turn: Mapping[str, Any], case_path: Path, root: Path, pointer: str
         return None
     return RecordedTurn(status=status, headers=headers, body=body, source=_report_path(target, root),
                         body_path=target, **extra)
+
+
+def _error_turn(relative: str, case_path: Path, root: Path, pointer: str, problem: Any,
+                max_file_bytes: int) -> RecordedTurn | None:
+    """An HTTP error turn recorded as ``turnN.error.json``: ``{"status": 4xx/5xx, "headers": {...}, "body": ...}``
+    (``conformance record`` writes it; the body is the vendor's JSON, or its text as a string)."""
+    target = _fixture_path(relative, case_path, root, pointer, problem, max_file_bytes)
+    if target is None:
+        return None
+    try:
+        document = parse_json(read_regular_file(target, relative, max_file_bytes).decode("utf-8"))
+    except (InputError, UnicodeDecodeError, ValueError) as error:
+        problem(pointer, f"fixture '{relative}' is not a UTF-8 JSON file ({error})",
+                'write {"status": 429, "headers": {...}, "body": ...}')
+        return None
+    status = document.get("status") if isinstance(document, dict) else None
+    headers = document.get("headers", {}) if isinstance(document, dict) else None
+    if not isinstance(status, int) or not 400 <= status <= 599 or not isinstance(headers, dict) \
+            or "body" not in document:
+        problem(pointer, f"fixture '{relative}' is not an error turn: expected an object with status (400-599), "
+                         "headers (an object) and body", 'write {"status": 429, "headers": {...}, "body": ...}')
+        return None
+    return RecordedTurn(status=status, headers=lower_headers(headers), body=document["body"],
+                        source=_report_path(target, root))
 
 
 def _fixture_path(relative: str, case_path: Path, root: Path, pointer: str, problem: Any,
@@ -140,7 +166,7 @@ def _report_path(path: Path, root: Path) -> str:
 
 
 # Fixture files named by convention: <provider>/turn<N>.json (a body) and turn<N>.sse or .jsonl (a stream).
-CONVENTION = re.compile(r"turn([1-9][0-9]{0,3})\.(json|sse|jsonl)")
+CONVENTION = re.compile(r"turn([1-9][0-9]{0,3})\.(json|sse|jsonl|error\.json)")
 
 
 def conventional_turns(case_path: Path, provider: str, pointer: str, problem: Any) -> list[dict[str, Any]] | None:
@@ -157,7 +183,7 @@ def conventional_turns(case_path: Path, provider: str, pointer: str, problem: An
             others.append(name)
             continue
         turn = found.setdefault(int(match.group(1)), {})
-        key = "body" if match.group(2) == "json" else "stream"
+        key = {"json": "body", "error.json": "error"}.get(match.group(2), "stream")
         if key in turn:
             problem(pointer, f"turn {match.group(1)} has two stream fixtures ({turn[key]} and {provider}/{name})",
                     "keep one of turnN.sse and turnN.jsonl")
@@ -170,9 +196,15 @@ def conventional_turns(case_path: Path, provider: str, pointer: str, problem: An
         return None
     numbers = sorted(found)
     listing = ", ".join(names)
+    errors = [number for number in numbers if "error" in found[number]]
+    both = [number for number in errors if len(found[number]) > 1]
+    if both:
+        problem(pointer, f"turn {both[0]} has an error file and a body or stream ({listing})",
+                "an HTTP error turn is its turnN.error.json alone: remove the other file")
+        return None
     for key in ("body", "stream"):
         holders = [number for number in numbers if key in found[number]]
-        lacking = [number for number in numbers if key not in found[number]]
+        lacking = [number for number in numbers if key not in found[number] and number not in errors]
         if holders and lacking:
             extension = Path(found[holders[0]][key]).suffix
             # Some turns have one and some do not: a file was deleted or misnamed, not a stream-only recording.

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 from conformance.adapter import Adapter
 from conformance.cases import Case
-from conformance.replay import Replay
+from conformance.replay import Replay, Reply
 from conformance.request_check import check_sent
 
 MAX_BODY_BYTES = 64 * 1024 * 1024
@@ -38,7 +38,8 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("content-length") or 0)
         body = self.rfile.read(min(length, MAX_BODY_BYTES)) if length else b""
         parts = urlsplit(self.path)
-        reply = self.server.replay.handle(method, parts.path, parts.query, body)
+        reply = self.server.answer(method, parts.path, parts.query, {k.lower(): v for k, v in self.headers.items()},
+                                   body)
         self.send_response(reply.status)
         for name, value in reply.headers.items():
             self.send_header(name, value)
@@ -75,6 +76,10 @@ class ReplayServer(ThreadingHTTPServer):
     def base(self) -> str:
         """``http://127.0.0.1:<port>``."""
         return f"http://127.0.0.1:{self.server_address[1]}"
+
+    def answer(self, method: str, path: str, query: str, headers: Mapping[str, str], body: bytes) -> Reply:
+        """The reply to one request: the replay's (a recording proxy answers otherwise, ``conformance.record``)."""
+        return self.replay.handle(method, path, query, body)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client that hangs up (a reset, a broken pipe: clients close pooled connections as they please) is no

@@ -74,3 +74,53 @@ def encode_jsonl(text: str) -> Iterator[bytes]:
 def encode_stream(data: bytes) -> list[bytes]:
     """A stored ``.jsonl`` ConverseStream as the frames to send, one chunk per event (``conformance.adapter.Wire``)."""
     return list(encode_jsonl(data.decode("utf-8")))
+
+
+def decode_frames(data: bytes) -> Iterator[tuple[dict[str, str], bytes]]:
+    """Each message of a binary event stream: its string headers and payload. A truncated frame or a CRC that does
+    not match raises ValueError naming the byte offset."""
+    offset = 0
+    while offset < len(data):
+        if len(data) - offset < 16:
+            raise ValueError(f"byte {offset}: a frame shorter than its 16-byte prelude and trailer")
+        total, headers_length = struct.unpack_from(">II", data, offset)
+        (prelude_crc,) = struct.unpack_from(">I", data, offset + 8)
+        if zlib.crc32(data[offset:offset + 8]) != prelude_crc or total < 16 + headers_length:
+            raise ValueError(f"byte {offset}: the prelude's CRC or lengths do not match")
+        if offset + total > len(data):
+            raise ValueError(f"byte {offset}: the frame says {total} bytes, {len(data) - offset} remain")
+        message = data[offset:offset + total]
+        if zlib.crc32(message[:-4]) != struct.unpack_from(">I", message, total - 4)[0]:
+            raise ValueError(f"byte {offset}: the message CRC does not match")
+        yield _decoded_headers(message[12:12 + headers_length]), message[12 + headers_length:total - 4]
+        offset += total
+
+
+def _decoded_headers(raw: bytes) -> dict[str, str]:
+    headers: dict[str, str] = {}
+    at = 0
+    while at < len(raw):
+        name_length = raw[at]
+        name = raw[at + 1:at + 1 + name_length].decode("utf-8")
+        value_type = raw[at + 1 + name_length]
+        if value_type != STRING:
+            raise ValueError(f"header {name!r}: value type {value_type}, only strings (7) are read")
+        (value_length,) = struct.unpack_from(">H", raw, at + 2 + name_length)
+        start = at + 4 + name_length
+        headers[name] = raw[start:start + value_length].decode("utf-8")
+        at = start + value_length
+    return headers
+
+
+def decode_jsonl(data: bytes) -> bytes:
+    """A binary ConverseStream as the suite stores it: one ``{member: payload}`` line per message, as boto3 yields
+    it (an exception frame under its ``:exception-type``), compact JSON as ``encode_event`` reads it back."""
+    lines = []
+    for headers, payload in decode_frames(data):
+        member = headers.get(":exception-type") if headers.get(":message-type") == "exception" \
+            else headers.get(":event-type")
+        if not member:
+            raise ValueError(f"a frame without :event-type or :exception-type (headers {sorted(headers)})")
+        event = {member: json.loads(payload) if payload else {}}
+        lines.append(json.dumps(event, ensure_ascii=False, separators=(",", ":")))
+    return ("\n".join(lines) + "\n").encode("utf-8") if lines else b""

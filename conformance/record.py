@@ -1,0 +1,328 @@
+"""Record mode: a loopback forwarding proxy that captures real traffic as the suite's fixtures (docs/record.md).
+
+A client (the suite's own stack, or any program) points at ``http://127.0.0.1:<port>/s/<case>/<provider>/<mode>``
+exactly as it would at ``conformance serve``. Each request goes to the provider's upstream (``--upstream
+PROVIDER=URL``) with the session prefix taken off; the response comes back to the client unchanged and is kept.
+Afterwards ``write_fixtures`` stores the session in the bundled layout:
+
+- ``turnN.json`` — a 2xx body, byte for byte; ``turnN.sse`` — an SSE stream, byte for byte; ``turnN.jsonl`` — a
+  Bedrock event stream, decoded as boto3 yields it;
+- ``turnN.error.json`` — an HTTP error turn: ``{"status", "headers", "body"}``;
+- ``requests/turnN.<body|stream>.json`` — the request body that produced the turn (never its headers).
+
+Record modes, as pytest-recording names them: ``none`` (replay only: nothing is forwarded, the suite's normal
+state), ``once`` (forward only a session whose provider has no recorded turns yet), ``new_episodes`` (replay the
+recorded turns, forward the requests beyond them), ``all`` (forward everything).
+
+Redaction, on by default and refusing to leak (``redact_exchange``): no request header is stored; response headers
+pass an allow-list; request ids in bodies become synthetic (``req_<case>_<n>``); e-mail addresses, phone numbers and
+OpenAI organization/project ids in bodies are replaced; then every file is scanned (``conformance.hygiene``) and a
+finding that remains (an API key, a token) makes ``write_fixtures`` refuse, naming file and field, with nothing
+written.
+
+Bedrock signs the ``host`` header (SigV4), so a request signed for 127.0.0.1 is refused upstream: the proxy signs
+each forwarded Bedrock request again with the recorder's own credentials (botocore's ``SigV4Auth``, service
+``bedrock``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+from conformance.errors import InputError, Problem
+from conformance.hygiene import redact, scan_text
+from conformance.replay import SESSION, Replay, Reply
+from conformance.serve import ReplayServer
+
+MODES = ("none", "once", "new_episodes", "all")
+# Response headers that change a client's behaviour (client-facts §5.2): kept. Every other header is dropped.
+KEPT_HEADERS = frozenset({"content-type", "retry-after", "retry-after-ms", "x-should-retry", "x-amzn-errortype"})
+KEPT_PREFIXES = ("x-ratelimit-", "anthropic-ratelimit-")
+# Not forwarded: hop-by-hop headers, and what the proxy sets itself (the upstream host, an encoding it can store).
+NOT_FORWARDED = frozenset({"host", "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade",
+                           "te", "trailer", "content-length", "accept-encoding"})
+SIGV4_HEADERS = ("authorization", "x-amz-date", "x-amz-security-token", "x-amz-content-sha256")
+EVENTSTREAM = "application/vnd.amazon.eventstream"
+# Body fields that hold a request id: synthetic in what is stored.
+REQUEST_ID_FIELDS = ("request_id", "requestId")
+
+
+@dataclass(slots=True)
+class Exchange:
+    """One forwarded request and the upstream's answer, as received."""
+
+    request: bytes
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+
+@dataclass(slots=True)
+class RecordSession:
+    """One case × provider × mode as recorded: the exchanges forwarded, and how many turns the replay answered."""
+
+    exchanges: list[Exchange] = field(default_factory=list)
+    replayed: int = 0
+    last_request: bytes | None = None
+
+
+Signer = Callable[[str, str, dict[str, str], bytes], dict[str, str]]
+"""Re-signs one forwarded request: (method, url, headers, body) → the headers to send."""
+
+
+class Recorder:
+    """Forwards session requests to each provider's upstream and keeps what came back; thread-safe."""
+
+    def __init__(self, upstreams: Mapping[str, str], mode: str = "once", replay: Replay | None = None,
+                 signers: Mapping[str, Signer] | None = None, timeout: float = 120.0) -> None:
+        """``upstreams``: provider → base URL the vendor path is appended to; ``replay``: the recorded turns the
+        ``once``/``new_episodes``/``none`` modes answer from; ``signers``: provider → re-signer (Bedrock)."""
+        if mode not in MODES:
+            raise InputError([Problem("--record-mode", None, f"unknown record mode {mode!r}",
+                                      f"use one of {', '.join(MODES)}")])
+        self.upstreams = dict(upstreams)
+        self.mode, self.replay, self.signers, self.timeout = mode, replay or Replay([]), dict(signers or {}), timeout
+        self.sessions: dict[tuple[str, str, str], RecordSession] = {}
+        self.lock = threading.Lock()
+
+    def handle(self, method: str, path: str, query: str, headers: Mapping[str, str], body: bytes) -> Reply:
+        """Replay or forward one request, by the record mode and what the session has recorded."""
+        match = SESSION.fullmatch(unquote(path))
+        if match is None:
+            return self.replay.handle(method, path, query, body)  # the replay's own error names what is expected
+        provider = match["provider"].split("@")[0]
+        key = (match["case"], match["provider"], match["mode"])
+        with self.lock:
+            session = self.sessions.setdefault(key, RecordSession())
+            recorded = self._recorded(match["case"], provider)
+            repeat = body == session.last_request
+            if self._replays(session, recorded, repeat):
+                if not repeat:
+                    session.replayed += 1
+                session.last_request = body
+                return self.replay.handle(method, path, query, body)
+        upstream = self.upstreams.get(provider)
+        if upstream is None:
+            return _problem(502, f"no upstream for {provider}: pass --upstream {provider}=URL")
+        exchange = self._forward(provider, upstream, method, match["rest"], query, headers, body)
+        with self.lock:
+            if repeat and session.exchanges:  # a client's retry of the same request replaces the turn it retried
+                session.exchanges[-1] = exchange
+            else:
+                session.exchanges.append(exchange)
+            session.last_request = body
+        reply_headers = {name: value for name, value in exchange.headers.items() if name not in NOT_FORWARDED}
+        return Reply(exchange.status, reply_headers, [exchange.body])
+
+    def _replays(self, session: RecordSession, recorded: int, repeat: bool) -> bool:
+        """Whether this request is answered from the recorded turns rather than forwarded."""
+        if self.mode == "none" or (self.mode == "once" and recorded > 0):
+            return True
+        if self.mode == "new_episodes" and not session.exchanges:
+            return session.replayed < recorded or (repeat and session.replayed > 0)
+        return False
+
+    def _recorded(self, case_id: str, provider: str) -> int:
+        case = self.replay.cases.get(case_id)
+        fixtures = case.providers.get(provider) if case is not None else None
+        return len(fixtures.turns) if fixtures is not None else 0
+
+    def _forward(self, provider: str, upstream: str, method: str, rest: str, query: str,
+                 headers: Mapping[str, str], body: bytes) -> Exchange:
+        url = upstream.rstrip("/") + rest + (f"?{query}" if query else "")
+        sent = {name: value for name, value in headers.items() if name.lower() not in NOT_FORWARDED}
+        sent["accept-encoding"] = "identity"  # the bytes stored are the bytes the vendor sent
+        signer = self.signers.get(provider)
+        if signer is not None:
+            sent = signer(method, url, {k: v for k, v in sent.items() if k.lower() not in SIGV4_HEADERS}, body)
+        request = urllib.request.Request(url, data=body if method == "POST" else None, headers=sent, method=method)
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:  # noqa: S310 - a configured URL
+                return Exchange(body, response.status, _lower(response.headers), response.read())
+        except urllib.error.HTTPError as error:
+            return Exchange(body, error.code, _lower(error.headers), error.read())
+        except (urllib.error.URLError, OSError) as error:
+            reason = getattr(error, "reason", error)
+            return Exchange(body, 502, {"content-type": "application/json"}, json.dumps(
+                {"error": {"type": "conformance_record", "message": f"upstream {url} failed: {reason}"}}).encode())
+
+    def recorded(self, case_id: str, provider: str, mode: str) -> tuple[int, list[Exchange]]:
+        """How many recorded turns a session replayed, and the exchanges it forwarded after them, in order."""
+        with self.lock:
+            session = self.sessions.get((case_id, provider, mode))
+            return (session.replayed, list(session.exchanges)) if session is not None else (0, [])
+
+
+def _lower(headers: Any) -> dict[str, str]:
+    return {str(name).lower(): str(value) for name, value in headers.items()}
+
+
+def _problem(status: int, message: str) -> Reply:
+    payload = {"error": {"type": "conformance_record", "message": message}}
+    return Reply(status, {"content-type": "application/json", "x-should-retry": "false"},
+                 [json.dumps(payload).encode("utf-8")])
+
+
+class RecordServer(ReplayServer):
+    """The recording proxy behind a loopback server (127.0.0.1, any free port)."""
+
+    def __init__(self, recorder: Recorder, port: int = 0, max_requests: int | None = None) -> None:
+        super().__init__(recorder.replay, port, max_requests)
+        self.recorder = recorder
+
+    def answer(self, method: str, path: str, query: str, headers: Mapping[str, str], body: bytes) -> Reply:
+        """Replay or forward, by the recorder's mode."""
+        return self.recorder.handle(method, path, query, headers, body)
+
+
+def sigv4_signer(access_key: str, secret_key: str, region: str, token: str | None = None) -> Signer:
+    """A re-signer for Bedrock: SigV4 over the forwarded URL (its ``host``), service ``bedrock``, with the recorder's
+    own credentials (botocore's ``SigV4Auth``)."""
+    from botocore.auth import SigV4Auth  # noqa: PLC0415 - botocore is needed only to record Bedrock
+    from botocore.awsrequest import AWSRequest  # noqa: PLC0415
+    from botocore.credentials import Credentials  # noqa: PLC0415
+
+    credentials = Credentials(access_key, secret_key, token)
+
+    def sign(method: str, url: str, headers: dict[str, str], body: bytes) -> dict[str, str]:
+        request = AWSRequest(method=method, url=url, data=body, headers=headers)
+        SigV4Auth(credentials, "bedrock", region).add_auth(request)
+        return dict(request.headers.items())
+
+    return sign
+
+
+# --- Writing the fixtures --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Staged:
+    """One file to write: its path relative to the provider folder, and its bytes."""
+
+    name: str
+    data: bytes
+
+
+def stage_session(case_id: str, mode: str, exchanges: Sequence[Exchange], first_turn: int = 1) -> list[Staged]:
+    """The files one recorded session becomes, redacted (``redact_exchange``); turn numbers from ``first_turn``."""
+    staged: list[Staged] = []
+    for offset, exchange in enumerate(exchanges):
+        number = first_turn + offset
+        status, headers, body = redact_exchange(case_id, number, exchange)
+        content_type = headers.get("content-type", "")
+        if status >= 400:
+            parsed: Any
+            try:
+                parsed = json.loads(body)
+            except ValueError:
+                parsed = body.decode("utf-8", "replace")
+            error = {"status": status, "headers": {k: v for k, v in headers.items() if k != "content-type"},
+                     "body": parsed}
+            staged.append(Staged(f"turn{number}.error.json",
+                                 (json.dumps(error, indent=2, ensure_ascii=False) + "\n").encode("utf-8")))
+        elif content_type.startswith(EVENTSTREAM):
+            from conformance.providers.bedrock_converse.eventstream import decode_jsonl  # noqa: PLC0415
+
+            events = decode_jsonl(body).decode("utf-8")
+            staged.append(Staged(f"turn{number}.jsonl", redact_text(events, case_id, number).encode("utf-8")))
+        elif content_type.startswith("text/event-stream"):
+            staged.append(Staged(f"turn{number}.sse", body))
+        else:
+            staged.append(Staged(f"turn{number}.json", body))
+        staged.append(Staged(f"requests/turn{number}.{mode}.json", redact_text(
+            exchange.request.decode("utf-8", "replace"), case_id, number).encode("utf-8")))
+    return staged
+
+
+def redact_exchange(case_id: str, number: int, exchange: Exchange) -> tuple[int, dict[str, str], bytes]:
+    """What is stored of one exchange: the allowed response headers, and the body with its identifying data
+    replaced. Bytes are kept as they came whenever there is nothing to replace."""
+    headers = {name: value for name, value in exchange.headers.items()
+               if name in KEPT_HEADERS or name.startswith(KEPT_PREFIXES)}
+    if headers.get("content-type", "").startswith(EVENTSTREAM):
+        return exchange.status, headers, exchange.body  # binary: redacted once decoded (``stage_session``)
+    text = exchange.body.decode("utf-8", "replace")
+    redacted = redact_text(text, case_id, number)
+    return exchange.status, headers, exchange.body if redacted == text else redacted.encode("utf-8")
+
+
+def redact_text(text: str, case_id: str, number: int) -> str:
+    """A body with its request ids made synthetic (``req_<case>_<n>``) and everything ``conformance redact``
+    replaces replaced by ``<redacted>``: keys and tokens, e-mail addresses, phone numbers, OpenAI organization and
+    project ids (``conformance.hygiene``)."""
+    for name in REQUEST_ID_FIELDS:
+        text = re.sub(rf'("{name}"\s*:\s*")[^"]*(")', rf"\g<1>req_{case_id}_{number}\g<2>", text)
+    return redact(text)
+
+
+def write_fixtures(folder: Path, staged: Sequence[Staged], replace: bool = False) -> list[Path]:
+    """Write the staged files into ``folder`` (``<cases>/<case>/<provider>``), all or nothing: every file is
+    scanned first, and a secret the redaction did not remove makes this raise, naming file and line, with nothing
+    written. ``replace``: remove the folder's recorded turns first (``--record-mode all``)."""
+    problems = []
+    for item in staged:
+        for finding in scan_text(folder / item.name, item.data.decode("utf-8", "replace")):
+            problems.append(Problem(str(folder / item.name), finding.line, f"holds what looks like a {finding.kind}",
+                                    "the recording kept a secret the redaction cannot remove: look at the "
+                                    "upstream's answer, remove the value, and record again"))
+    if problems:
+        raise InputError(problems)
+    if replace and folder.is_dir():
+        for old in [*folder.glob("turn*"), *folder.glob("requests/turn*")]:
+            old.unlink()
+    written = []
+    for item in staged:
+        target = folder / item.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        temporary = target.with_name(target.name + ".part")
+        temporary.write_bytes(item.data)
+        temporary.replace(target)
+        written.append(target)
+    return written
+
+
+# --- Driving a case through a stack and the proxy ---------------------------------------------------------------
+
+
+class _Unrecorded(Sequence[Any]):
+    """The turns the loop reads while a real client records them: the next one is always there, its status and
+    body still unknown (only its index is read before the client answers)."""
+
+    def __len__(self) -> int:
+        return 10_000
+
+    def __getitem__(self, index: Any) -> Any:
+        from conformance.fixtures import RecordedTurn  # noqa: PLC0415
+
+        return RecordedTurn(status=200, headers={}, body=None, source="(recording)")
+
+
+def upstream_for(template: str, case_id: str, provider: str, mode: str) -> str:
+    """An upstream base URL; ``{case}``, ``{provider}`` and ``{mode}`` in it are filled in (a replay server as the
+    upstream takes the session path, ``http://127.0.0.1:P/s/{case}/{provider}/{mode}``)."""
+    return template.replace("{case}", case_id).replace("{provider}", provider).replace("{mode}", mode)
+
+
+def drive_case(case: Any, provider: str, stack: Any, mode: str, base: str) -> None:
+    """Run one case × mode through ``stack``'s real client against the recording proxy at ``base``: the bounded
+    tool loop, the case's world answering the calls, until the case's outcome (or its turn budget)."""
+    from conformance.loop import LoopRun, run_loop  # noqa: PLC0415 - the loop imports the adapters
+    from conformance.registry import builtin_adapters  # noqa: PLC0415
+    from conformance.serve import session_base  # noqa: PLC0415
+    from conformance.stack import Endpoint  # noqa: PLC0415
+
+    endpoint = Endpoint(base_url=session_base(base, case.id, provider, mode), stream=mode == "stream")
+
+    def respond(index: int, transcript: Any) -> Any:
+        return stack.call(case.task, transcript, endpoint), {}
+
+    run_loop(case, provider, builtin_adapters()[provider], _Unrecorded(), mode, LoopRun(), respond)  # type: ignore[arg-type]

@@ -1,0 +1,156 @@
+"""``conformance record``, the command: run cases through a real client and the recording proxy, then write what the
+upstream answered as the cases' fixtures (docs/record.md)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from conformance.cases import Case, ProviderFixtures, load_cases
+from conformance.errors import InputError, Problem
+from conformance.record import (
+    MODES,
+    Recorder,
+    RecordServer,
+    Signer,
+    Staged,
+    drive_case,
+    sigv4_signer,
+    stage_session,
+    upstream_for,
+    write_fixtures,
+)
+from conformance.registry import select_adapters
+from conformance.replay import Replay
+from conformance.stack import builtin_stacks, select_stacks
+
+
+def add_parser(commands: Any, cases_help: str) -> None:
+    """The ``record`` subcommand's arguments."""
+    record = commands.add_parser("record", help="record fixtures from real traffic through a loopback proxy")
+    record.add_argument("--cases", action="append", type=Path, help=cases_help)
+    record.add_argument("--with-bundled", action="store_true", help="the bundled cases too, beside --cases")
+    record.add_argument("--case", action="append", required=True, help="the case id to record (repeatable)")
+    record.add_argument("--provider", required=True, help="the vendor API to record")
+    record.add_argument("--upstream", action="append", default=[], metavar="PROVIDER=URL",
+                        help="where the provider's requests go, e.g. openai-chat=https://api.openai.com "
+                             "({case}, {provider}, {mode} are filled in)")
+    record.add_argument("--record-mode", choices=MODES, default="once",
+                        help="none: replay only; once: record a provider with no turns yet (default); "
+                             "new_episodes: record the turns beyond the recorded ones; all: record everything again")
+    record.add_argument("--mode", choices=("body", "stream", "both"), default="both", help="which calls to record")
+    record.add_argument("--stack", help="the client that makes the calls (default: the provider's reference SDK "
+                                        "stack); a reference stack's row id or module:object")
+
+
+def record(arguments: argparse.Namespace, roots: list[Path]) -> int:
+    """Record each case, write its fixtures (all or nothing per provider folder), say what was written."""
+    adapters = select_adapters(None, None)
+    if arguments.provider not in adapters:
+        raise InputError([Problem("--provider", None, f"unknown provider {arguments.provider!r}",
+                                  f"use one of {', '.join(sorted(adapters))}")])
+    upstreams = _upstreams(arguments.upstream)
+    if arguments.record_mode != "none" and arguments.provider not in upstreams:
+        raise InputError([Problem("--upstream", None, f"no upstream for {arguments.provider}",
+                                  f"pass --upstream {arguments.provider}=URL (the vendor's API base)")])
+    cases = {case.id: case for case in load_cases(roots, known_providers=adapters)}
+    unknown = [case_id for case_id in arguments.case if case_id not in cases]
+    if unknown:
+        raise InputError([Problem("--case", None, f"no case {unknown[0]!r} in the cases folders",
+                                  "`conformance list` shows the case ids")])
+    stack = _stack(arguments.stack, arguments.provider)
+    modes = ("body", "stream") if arguments.mode == "both" else (arguments.mode,)
+    for case_id in arguments.case:
+        case = _with_provider(cases[case_id], arguments.provider)
+        staged = _record_one(case, arguments.provider, stack, modes, upstreams, arguments.record_mode)
+        folder = Path(case.path).parent / arguments.provider
+        if not staged:
+            print(f"conformance record: {case.id} [{arguments.provider}]: nothing forwarded "
+                  f"(--record-mode {arguments.record_mode}); fixtures unchanged")
+            continue
+        written = write_fixtures(folder, staged, replace=arguments.record_mode == "all")
+        print(f"conformance record: {case.id} [{arguments.provider}]: wrote {len(written)} file(s) in {folder}")
+        if arguments.provider not in cases[case_id].providers:
+            print(f"  add `{arguments.provider}: {{}}` under providers: in {case.path} to run them")
+    return 0
+
+
+def _record_one(case: Case, provider: str, stack: Any, modes: tuple[str, ...], upstreams: dict[str, str],
+                record_mode: str) -> list[Staged]:
+    templates = {name: upstream_for(url, case.id, name, "{mode}") for name, url in upstreams.items()}
+    staged: list[Staged] = []
+    for mode in modes:
+        recorder = Recorder({name: url.replace("{mode}", mode) for name, url in templates.items()}, record_mode,
+                            Replay([case]), _signers(provider))
+        server = RecordServer(recorder)
+        thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        thread.start()
+        try:
+            drive_case(case, provider, stack, mode, server.base)
+        finally:
+            server.shutdown()
+            server.server_close()
+        replayed, exchanges = recorder.recorded(case.id, provider, mode)
+        staged += stage_session(case.id, mode, exchanges, first_turn=replayed + 1)
+    return _merged(staged)
+
+
+def _merged(staged: list[Staged]) -> list[Staged]:
+    """One file per name: an error turn recorded in both modes is written once."""
+    by_name: dict[str, Staged] = {}
+    for item in staged:
+        by_name.setdefault(item.name, item)
+    return list(by_name.values())
+
+
+def _with_provider(case: Case, provider: str) -> Case:
+    """The case with an (empty) entry for a provider it has no fixtures for yet, so the loop can run it."""
+    import dataclasses  # noqa: PLC0415
+
+    if provider in case.providers:
+        return case
+    return dataclasses.replace(case, providers={**case.providers, provider: ProviderFixtures(turns=())})
+
+
+def _upstreams(values: list[str]) -> dict[str, str]:
+    upstreams = {}
+    for value in values:
+        name, separator, url = value.partition("=")
+        if not separator or not url.startswith(("http://", "https://")):
+            raise InputError([Problem("--upstream", None, f"{value!r} is not PROVIDER=URL",
+                                      "write e.g. --upstream openai-chat=https://api.openai.com")])
+        upstreams[name] = url
+    return upstreams
+
+
+def _stack(spec: str | None, provider: str) -> Any:
+    if spec is None:
+        matching = [stack for stack in builtin_stacks().values() if stack.provider == provider]
+        if not matching:
+            raise InputError([Problem("--stack", None, f"no reference stack speaks {provider}",
+                                      "pass --stack module:object")])
+        chosen = matching[0]
+    else:
+        (chosen,) = select_stacks([spec])
+    reason = chosen.skip_reason()
+    if reason is not None:
+        raise InputError([Problem("--stack", None, f"stack {chosen.row_id} cannot run: {reason}",
+                                  "install it, or pass another --stack")])
+    return chosen
+
+
+def _signers(provider: str) -> dict[str, Signer]:
+    """Bedrock's re-signer, with the recorder's own credentials from the environment (AWS_ACCESS_KEY_ID,
+    AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION)."""
+    if provider != "bedrock-converse":
+        return {}
+    key, secret = os.environ.get("AWS_ACCESS_KEY_ID"), os.environ.get("AWS_SECRET_ACCESS_KEY")
+    if not key or not secret:
+        raise InputError([Problem("AWS_ACCESS_KEY_ID", None, "recording Bedrock needs the recorder's own AWS "
+                                  "credentials: the proxy signs each forwarded request again (SigV4 signs the host)",
+                                  "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (AWS_SESSION_TOKEN, AWS_REGION)")])
+    region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
+    return {provider: sigv4_signer(key, secret, region, os.environ.get("AWS_SESSION_TOKEN"))}
