@@ -1,0 +1,297 @@
+"""Record mode (docs/record.md): the proxy records a case through a real client into the bundled layout, redacted,
+refusing to leak; no internet here, so the upstream is the replay server or a fake one on loopback."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from conformance.cases import load_cases
+from conformance.record import Exchange, Recorder, RecordServer, sigv4_signer, stage_session, write_fixtures
+from conformance.registry import builtin_adapters
+from conformance.runner import run_case
+from conformance.serve import BackgroundServer
+from tests.helpers import CASES, cli
+
+pytest.importorskip("openai", reason="the SDK stacks drive the recording (pip install 'conformance[stacks]')")
+PROVIDERS = tuple(builtin_adapters())
+RECORDER_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "recorder-test-secret",
+                        "AWS_REGION": "us-east-1"}
+
+
+@pytest.fixture(scope="module")
+def upstream() -> Iterator[BackgroundServer]:
+    """The bundled cases' replay server, playing the vendors' APIs."""
+    with BackgroundServer(load_cases([CASES]), max_seconds=600) as server:
+        yield server
+
+
+def _copy(tmp_path: Path, *case_ids: str) -> Path:
+    root = tmp_path / "cases"
+    root.mkdir()
+    shutil.copy(CASES / "world.yaml", root / "world.yaml")
+    for case_id in case_ids:
+        shutil.copytree(CASES / case_id, root / case_id)
+    return root
+
+
+def _record(root: Path, case_id: str, provider: str, upstream: str, *extra: str) -> Any:
+    return cli("record", "--cases", str(root), "--case", case_id, "--provider", provider,
+               "--upstream", f"{provider}={upstream}", *extra, env=RECORDER_CREDENTIALS)
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_recording_a_bundled_case_reproduces_its_fixtures_byte_for_byte(tmp_path: Path, upstream: BackgroundServer,
+                                                                        provider: str) -> None:
+    root = _copy(tmp_path, "normal")
+    folder = root / "normal" / provider
+    for old in folder.iterdir():
+        old.write_bytes(b"{}")  # a stale recording: `all` must replace every byte of it
+    result = _record(root, "normal", provider, f"{upstream.base}/s/{{case}}/{{provider}}/{{mode}}",
+                     "--record-mode", "all")
+    assert result.returncode == 0, result.stderr
+    originals = sorted(path.name for path in (CASES / "normal" / provider).iterdir())
+    assert len(originals) == 4  # two turns, body and stream (Bedrock's as .jsonl, decoded from the binary frames)
+    for name in originals:
+        assert (folder / name).read_bytes() == (CASES / "normal" / provider / name).read_bytes(), name
+    # The request behind each turn is stored beside it: the body only, as the client sent it.
+    for mode in ("body", "stream"):
+        sent = json.loads((folder / "requests" / f"turn2.{mode}.json").read_text())
+        assert isinstance(sent, dict) and json.dumps(sent).count("ORD-1001") >= 1, mode
+
+
+def test_an_error_turn_is_recorded_as_its_own_file_and_replays_the_same(tmp_path: Path,
+                                                                        upstream: BackgroundServer) -> None:
+    root = _copy(tmp_path, "http_rate_limit")
+    case_file = root / "http_rate_limit" / "case.yaml"
+    spec = yaml.safe_load(case_file.read_text())
+    del spec["providers"]["anthropic-messages"]  # not recorded yet: `once` records it
+    case_file.write_text(yaml.safe_dump(spec, sort_keys=False))
+    result = _record(root, "http_rate_limit", "anthropic-messages",
+                     f"{upstream.base}/s/{{case}}/{{provider}}/{{mode}}", "--mode", "body")
+    assert result.returncode == 0, result.stderr
+    assert "add `anthropic-messages: {}` under providers:" in result.stdout
+    recorded = json.loads((root / "http_rate_limit" / "anthropic-messages" / "turn1.error.json").read_text())
+    # Behaviour headers are kept (x-should-retry is the replay upstream's own); its request-id header is not.
+    assert recorded["status"] == 429 and recorded["headers"] == {"retry-after": "14", "x-should-retry": "false"}
+    # The vendor's request id in the body became a synthetic one.
+    assert recorded["body"]["request_id"] == "req_http_rate_limit_1"
+    spec["providers"]["anthropic-messages"] = {}
+    case_file.write_text(yaml.safe_dump(spec, sort_keys=False))
+    (case,) = load_cases([root])
+    (bundled,) = [case for case in load_cases([CASES]) if case.id == "http_rate_limit"]
+    adapter = builtin_adapters()["anthropic-messages"]
+    again, original = run_case(case, "anthropic-messages", adapter), run_case(bundled, "anthropic-messages", adapter)
+    assert again["passed"] and (again["outcome"], again["turns"][0]["kind"], again["turns"][0]["retry_after_s"]) == (
+        original["outcome"], original["turns"][0]["kind"], original["turns"][0]["retry_after_s"])
+
+
+def test_new_episodes_replays_the_recorded_turns_and_records_the_rest(tmp_path: Path,
+                                                                      upstream: BackgroundServer) -> None:
+    root = _copy(tmp_path, "normal")
+    folder = root / "normal" / "openai-chat"
+    for name in ("turn2.json", "turn2.sse"):
+        (folder / name).unlink()
+    (folder / "turn1.json").write_bytes((folder / "turn1.json").read_bytes())
+    result = _record(root, "normal", "openai-chat", f"{upstream.base}/s/{{case}}/{{provider}}/{{mode}}",
+                     "--record-mode", "new_episodes")
+    assert result.returncode == 0, result.stderr
+    assert sorted(path.name for path in (folder / "requests").iterdir()) == ["turn2.body.json", "turn2.stream.json"]
+    for name in ("turn2.json", "turn2.sse"):
+        assert (folder / name).read_bytes() == (CASES / "normal" / "openai-chat" / name).read_bytes()
+
+
+@pytest.mark.parametrize("mode", ["none", "once"])
+def test_replay_modes_never_reach_past_loopback(tmp_path: Path, mode: str) -> None:
+    # The test session refuses to resolve or connect beyond loopback (conftest.py): a forwarded request to the real
+    # API would fail loudly here. `none` (and `once` for a provider already recorded) answer from the fixtures.
+    root = _copy(tmp_path, "normal")
+    before = {path: path.read_bytes() for path in (root / "normal").rglob("*") if path.is_file()}
+    result = _record(root, "normal", "openai-chat", "https://api.openai.com", "--record-mode", mode)
+    assert result.returncode == 0, result.stderr
+    assert "nothing forwarded" in result.stdout
+    assert {path: path.read_bytes() for path in (root / "normal").rglob("*") if path.is_file()} == before
+
+
+class _Leaky(BaseHTTPRequestHandler):
+    """A fake upstream that answers with every identifying header and a body full of personal data."""
+
+    protocol_version = "HTTP/1.1"
+    seen: list[dict[str, str]] = []
+    status = 200
+    extra_header: tuple[str, str] | None = None
+
+    def do_POST(self) -> None:  # noqa: N802
+        self.rfile.read(int(self.headers.get("content-length") or 0))
+        type(self).seen.append({k.lower(): v for k, v in self.headers.items()})
+        body = json.dumps({
+            "id": "chatcmpl-leak1", "object": "chat.completion", "model": "gpt-test", "request_id": "req_vendor_9f3",
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content":
+                         "Mail jane.doe@example.org or call +44 20 7946 0958; org org-AbCdEfGhIjKlMnOpQrStUvWx, "
+                         "key sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"}}],
+        }).encode()
+        self.send_response(self.status)
+        for name, value in [("content-type", "application/json"), ("openai-organization", "org-acme-prod"),
+                            ("openai-project", "proj_AbCdEfGhIjKlMnOpQrStUvWx"), ("x-request-id", "req_vendor_9f3"),
+                            ("anthropic-organization-id", "0b7e-acme"), ("set-cookie", "__cf_bm=abc123; path=/"),
+                            ("cf-ray", "8f00aa-LHR"), ("retry-after", "3"),
+                            *([self.extra_header] if self.extra_header else [])]:
+            self.send_header(name, value)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        pass
+
+
+@pytest.fixture
+def leaky() -> Iterator[ThreadingHTTPServer]:
+    _Leaky.seen, _Leaky.status, _Leaky.extra_header = [], 200, None
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Leaky)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def _through_proxy(upstream: str, headers: dict[str, str]) -> list[Exchange]:
+    recorder = Recorder({"openai-chat": upstream}, "all")
+    proxy = RecordServer(recorder)
+    thread = threading.Thread(target=proxy.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        import urllib.request  # noqa: PLC0415
+
+        request = urllib.request.Request(f"{proxy.base}/s/leak/openai-chat/body/v1/chat/completions?key=AIzaLeak",
+                                         data=b'{"model": "gpt-test", "user": "jane.doe@example.org"}',
+                                         headers=headers, method="POST")
+        try:
+            urllib.request.urlopen(request, timeout=10).read()  # noqa: S310 - loopback
+        except urllib.error.HTTPError as error:
+            error.read()
+    finally:
+        proxy.shutdown()
+        proxy.server_close()
+    return recorder.recorded("leak", "openai-chat", "body")[1]
+
+
+IDENTIFYING = ("jane.doe", "7946", "org-AbCdEf", "sk-ant-api03", "req_vendor_9f3", "org-acme-prod", "proj_AbCd",
+               "0b7e-acme", "__cf_bm", "8f00aa", "sk-live-client-key", "AIzaLeak", "x-goog-api-key", "session=")
+
+
+@pytest.mark.parametrize("status", [200, 429])
+def test_nothing_identifying_lands_in_a_recorded_file(tmp_path: Path, leaky: ThreadingHTTPServer,
+                                                      status: int) -> None:
+    _Leaky.status = status
+    client_headers = {"authorization": "Bearer sk-live-client-key", "x-goog-api-key": "AIzaLeak",
+                      "openai-organization": "org-acme-prod", "cookie": "session=abc", "content-type":
+                      "application/json"}
+    exchanges = _through_proxy(f"http://127.0.0.1:{leaky.server_address[1]}", client_headers)
+    # The client's credentials reached the upstream (the proxy forwards them) ...
+    assert _Leaky.seen[0]["authorization"] == "Bearer sk-live-client-key"
+    written = write_fixtures(tmp_path / "leak" / "openai-chat", stage_session("leak", "body", exchanges))
+    turn = "turn1.json" if status == 200 else "turn1.error.json"
+    assert sorted(path.name for path in written) == ["turn1.body.json", turn]
+    # ... and none of it, nor the upstream's identifying headers and body data, is in a file.
+    for path in written:
+        text = path.read_text()
+        assert [value for value in IDENTIFYING if value in text] == [], path
+    stored = json.loads((tmp_path / "leak" / "openai-chat" / turn).read_text())
+    answer = stored if status == 200 else stored["body"]
+    assert answer["request_id"] == "req_leak_1" and answer["choices"][0]["finish_reason"] == "stop"
+    if status != 200:  # of the headers, only the ones that change a client's behaviour
+        assert stored["headers"] == {"retry-after": "3"}
+
+
+def test_a_secret_the_allow_list_keeps_makes_record_refuse_and_write_nothing(tmp_path: Path,
+                                                                             leaky: ThreadingHTTPServer) -> None:
+    # An error turn keeps its behaviour headers as they came: a key planted in one cannot be redacted away.
+    _Leaky.status = 429
+    _Leaky.extra_header = ("x-ratelimit-reset-tokens", "sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123")
+    exchanges = _through_proxy(f"http://127.0.0.1:{leaky.server_address[1]}", {"content-type": "application/json"})
+    folder = tmp_path / "leak" / "openai-chat"
+    with pytest.raises(Exception) as refused:
+        write_fixtures(folder, stage_session("leak", "body", exchanges))
+    message = str(refused.value)
+    assert "turn1.error.json" in message and "OpenAI API key" in message and "record again" in message
+    assert not folder.exists()
+
+
+def test_the_proxy_signs_bedrock_requests_again_for_the_upstream(tmp_path: Path) -> None:
+    # The fake upstream checks the SigV4 signature with the recorder's known test credentials, as AWS would.
+    from botocore.auth import SigV4Auth  # noqa: PLC0415
+    from botocore.awsrequest import AWSRequest  # noqa: PLC0415
+    from botocore.credentials import Credentials  # noqa: PLC0415
+
+    verdicts: list[bool] = []
+
+    class Verifier(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self) -> None:  # noqa: N802
+            body = self.rfile.read(int(self.headers.get("content-length") or 0))
+            authorization = self.headers["authorization"]
+            signed = authorization.split("SignedHeaders=")[1].split(",")[0].split(";")
+            request = AWSRequest(method="POST", url=f"http://{self.headers['host']}{self.path}", data=body,
+                                 headers={name: self.headers[name] for name in signed})
+            request.context["timestamp"] = self.headers["x-amz-date"]
+            auth = SigV4Auth(Credentials("AKIDEXAMPLE", "recorder-test-secret"), "bedrock", "us-east-1")
+            expected = auth.signature(auth.string_to_sign(request, auth.canonical_request(request)), request)
+            verdicts.append(authorization.endswith(f"Signature={expected}")
+                            and "Credential=AKIDEXAMPLE/" in authorization)
+            answer = b'{"output": {"message": {"role": "assistant", "content": [{"text": "ok"}]}}, ' \
+                     b'"stopReason": "end_turn", "usage": {"inputTokens": 1, "outputTokens": 1, "totalTokens": 2}}'
+            self.send_response(200 if verdicts[-1] else 403)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(answer)))
+            self.end_headers()
+            self.wfile.write(answer)
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Verifier)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    try:
+        upstream = f"http://127.0.0.1:{server.server_address[1]}"
+        for signers in ({}, {"bedrock-converse": sigv4_signer("AKIDEXAMPLE", "recorder-test-secret", "us-east-1")}):
+            recorder = Recorder({"bedrock-converse": upstream}, "all", signers=signers)
+            # What the client signed for the proxy (the loopback host, the client's own fake key).
+            client = sigv4_signer("AKIDCLIENT", "client-secret", "us-east-1")
+            path = "/s/sig/bedrock-converse/body/model/m/converse"
+            headers = client("POST", f"http://127.0.0.1:1{path}", {"content-type": "application/json"}, b"{}")
+            reply = recorder.handle("POST", path, "", {k.lower(): v for k, v in headers.items()}, b"{}")
+            assert reply.status == (200 if signers else 403)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert verdicts == [False, True]
+
+
+def test_a_malformed_error_turn_file_is_a_clear_input_error(tmp_path: Path) -> None:
+    root = _copy(tmp_path, "normal")
+    folder = root / "normal" / "openai-chat"
+    for old in folder.iterdir():
+        old.unlink()
+    (folder / "turn1.error.json").write_text('{"status": 200, "body": {}}')
+    result = cli("validate", "--cases", str(root))
+    assert result.returncode != 0
+    assert "turn1.error.json' is not an error turn: expected an object with status (400-599)" in result.stderr
+
+
+def test_redact_replaces_phone_numbers_and_keeps_numbers_that_are_not() -> None:
+    from conformance.hygiene import redact  # noqa: PLC0415
+
+    assert redact("call +44 20 7946 0958 or (555) 010-0199") == "call <redacted> or <redacted>"
+    kept = 'order 1234567890 at 2026-12-01T10:00:00+01:00, total +12.5, signature "CiQB+123456789012/xyz="'
+    assert redact(kept) == kept
