@@ -10,6 +10,7 @@ expects. Each item checks its case's expectation and its reviewed snapshots: the
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 from collections.abc import Iterator
@@ -20,6 +21,7 @@ import pytest
 
 from conformance.cases import CASE_FILE, WORLD_FILE, Case, load_cases
 from conformance.errors import InputError
+from conformance.record import MODES as RECORD_MODES
 from conformance.registry import select_adapters
 from conformance.report import build_report, write_reports
 from conformance.runner import modes_for, run_case_with_requests
@@ -67,6 +69,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="write the reports even when the session stopped early (Ctrl-C, -x, --maxfail)")
     group.addoption("--conformance-require-providers", action="append", default=[], metavar="ID",
                     help="fail every case that has no fixtures for provider ID ('all': every loaded adapter)")
+    group.addoption("--conformance-upstream", action="append", default=[], metavar="PROVIDER=URL",
+                    help="record mode: where a provider's requests go (docs/record.md)")
+    # pytest-recording registers the same option with the same modes: then its value is the one read.
+    with contextlib.suppress(ValueError):
+        group.addoption("--record-mode", choices=RECORD_MODES, default="none",
+                        help="none (default): replay only; once, new_episodes, all: record the cases' turns for "
+                             "each --conformance-upstream provider before collecting (docs/record.md)")
     parser.addini("conformance_cases", type="paths", default=[],
                   help="cases folders to collect (each holds world.yaml); nothing is collected without it")
     parser.addini("conformance_adapters", type="linelist", default=[],
@@ -89,10 +98,33 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     config.stash[_CASES_KEY] = {}
     config.stash[_ROWS_KEY] = []
+    _record_before_collecting(config)
     default_args = config.args_source != pytest.Config.ArgsSource.ARGS
     for root in (config.stash[_ROOTS_KEY] if default_args else explicit):
         if not any(_within(root, Path(arg).resolve()) for arg in config.args):
             config.args.append(str(root))
+
+
+def _record_before_collecting(config: pytest.Config) -> None:
+    """``--record-mode`` other than ``none``: record each case's turns for every ``--conformance-upstream``
+    provider (``conformance record``), so the session collects what was just recorded."""
+    mode = config.getoption("record_mode", "none") or "none"
+    if mode == "none":
+        return
+    if mode not in RECORD_MODES:
+        raise pytest.UsageError(f"--record-mode {mode}: use one of {', '.join(RECORD_MODES)}")
+    from conformance.record_command import record_cases, upstreams_from  # noqa: PLC0415 - only when recording
+
+    try:
+        upstreams = upstreams_from(config.getoption("conformance_upstream"))
+        if not upstreams:
+            raise pytest.UsageError(f"--record-mode {mode} needs --conformance-upstream PROVIDER=URL")
+        cases = load_cases(config.stash[_ROOTS_KEY], known_providers=_adapters(config))
+        for provider in upstreams:
+            for line in record_cases(cases, provider, upstreams, mode):
+                print(line)
+    except InputError as error:
+        raise pytest.UsageError(str(error)) from None
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -52,7 +52,7 @@ def record(arguments: argparse.Namespace, roots: list[Path]) -> int:
     if arguments.provider not in adapters:
         raise InputError([Problem("--provider", None, f"unknown provider {arguments.provider!r}",
                                   f"use one of {', '.join(sorted(adapters))}")])
-    upstreams = _upstreams(arguments.upstream)
+    upstreams = upstreams_from(arguments.upstream)
     if arguments.record_mode != "none" and arguments.provider not in upstreams:
         raise InputError([Problem("--upstream", None, f"no upstream for {arguments.provider}",
                                   f"pass --upstream {arguments.provider}=URL (the vendor's API base)")])
@@ -61,21 +61,32 @@ def record(arguments: argparse.Namespace, roots: list[Path]) -> int:
     if unknown:
         raise InputError([Problem("--case", None, f"no case {unknown[0]!r} in the cases folders",
                                   "`conformance list` shows the case ids")])
-    stack = _stack(arguments.stack, arguments.provider)
     modes = ("body", "stream") if arguments.mode == "both" else (arguments.mode,)
-    for case_id in arguments.case:
-        case = _with_provider(cases[case_id], arguments.provider)
-        staged = _record_one(case, arguments.provider, stack, modes, upstreams, arguments.record_mode)
-        folder = Path(case.path).parent / arguments.provider
-        if not staged:
-            print(f"conformance record: {case.id} [{arguments.provider}]: nothing forwarded "
-                  f"(--record-mode {arguments.record_mode}); fixtures unchanged")
-            continue
-        written = write_fixtures(folder, staged, replace=arguments.record_mode == "all")
-        print(f"conformance record: {case.id} [{arguments.provider}]: wrote {len(written)} file(s) in {folder}")
-        if arguments.provider not in cases[case_id].providers:
-            print(f"  add `{arguments.provider}: {{}}` under providers: in {case.path} to run them")
+    for line in record_cases([cases[case_id] for case_id in arguments.case], arguments.provider, upstreams,
+                             arguments.record_mode, modes, arguments.stack):
+        print(line)
     return 0
+
+
+def record_cases(cases: list[Case], provider: str, upstreams: dict[str, str], record_mode: str,
+                 modes: tuple[str, ...] = ("body", "stream"), stack_spec: str | None = None) -> list[str]:
+    """Record each case's ``provider`` turns through the stack and the proxy, write them (all or nothing per
+    provider folder), and return one line per case saying what was written."""
+    stack = _stack(stack_spec, provider)
+    lines = []
+    for listed in cases:
+        case = _with_provider(listed, provider)
+        staged = _record_one(case, provider, stack, modes, upstreams, record_mode)
+        folder = Path(case.path).parent / provider
+        if not staged:
+            lines.append(f"conformance record: {case.id} [{provider}]: nothing forwarded "
+                         f"(--record-mode {record_mode}); fixtures unchanged")
+            continue
+        written = write_fixtures(folder, staged, replace=record_mode == "all")
+        lines.append(f"conformance record: {case.id} [{provider}]: wrote {len(written)} file(s) in {folder}")
+        if provider not in listed.providers:
+            lines.append(f"  add `{provider}: {{}}` under providers: in {case.path} to run them")
+    return lines
 
 
 def _record_one(case: Case, provider: str, stack: Any, modes: tuple[str, ...], upstreams: dict[str, str],
@@ -115,7 +126,8 @@ def _with_provider(case: Case, provider: str) -> Case:
     return dataclasses.replace(case, providers={**case.providers, provider: ProviderFixtures(turns=())})
 
 
-def _upstreams(values: list[str]) -> dict[str, str]:
+def upstreams_from(values: list[str]) -> dict[str, str]:
+    """``PROVIDER=URL`` values as provider → URL; anything else is a usage error naming the value."""
     upstreams = {}
     for value in values:
         name, separator, url = value.partition("=")

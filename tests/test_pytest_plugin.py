@@ -221,3 +221,26 @@ def test_a_stack_runs_as_items_beside_the_providers_with_its_own_snapshots(pytes
     pytester.runpytest_inprocess(*PLUGIN, "--snapshot-update").assert_outcomes(passed=10)
     assert (root / "__snapshots__/normal/openai-chat@openai-sdk.json").exists()
     pytester.runpytest_inprocess(*PLUGIN, *stack, "-k", "sdk").assert_outcomes(passed=2)
+
+
+def test_record_mode_records_before_collecting_and_none_never_forwards(pytester: pytest.Pytester) -> None:
+    from conformance.cases import load_cases  # noqa: PLC0415
+    from conformance.serve import BackgroundServer  # noqa: PLC0415
+    from tests.test_record import prime  # noqa: PLC0415
+
+    root = _repository(pytester)
+    folder = root / "normal" / "openai-chat"
+    for name in ("turn2.json", "turn2.sse"):
+        (folder / name).unlink()
+    # `none` (the default) forwards nothing, even with an upstream named: turn 2 is missing, the item fails.
+    replayed = pytester.runpytest_inprocess(*PLUGIN, "-q", "-k", "openai-chat", "--snapshot-update",
+                                            "--conformance-upstream", "openai-chat=https://api.openai.com")
+    assert replayed.ret == 1 and not (folder / "turn2.json").exists()
+    with BackgroundServer(load_cases([CASES])) as upstream:
+        prime(upstream.base, "normal", "openai-chat", "/v1/chat/completions")
+        recorded = pytester.runpytest_inprocess(
+            *PLUGIN, "-q", "-k", "openai-chat", "--snapshot-update", "--record-mode", "new_episodes",
+            "--conformance-upstream", f"openai-chat={upstream.base}/s/{{case}}/{{provider}}/{{mode}}")
+    assert recorded.ret == 0, recorded.stdout.str()
+    for name in ("turn2.json", "turn2.sse"):
+        assert (folder / name).read_bytes() == (CASES / "normal" / "openai-chat" / name).read_bytes()

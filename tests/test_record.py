@@ -94,15 +94,26 @@ def test_an_error_turn_is_recorded_as_its_own_file_and_replays_the_same(tmp_path
         original["outcome"], original["turns"][0]["kind"], original["turns"][0]["retry_after_s"])
 
 
-def test_new_episodes_replays_the_recorded_turns_and_records_the_rest(tmp_path: Path,
-                                                                      upstream: BackgroundServer) -> None:
+def prime(base: str, case_id: str, provider: str, path: str) -> None:
+    """Move a replay upstream's sessions past turn 1, as a vendor that already answered it (a replay server keeps a
+    cursor per session; a vendor's API does not)."""
+    import urllib.request  # noqa: PLC0415
+
+    for mode in ("body", "stream"):
+        request = urllib.request.Request(f"{base}/s/{case_id}/{provider}/{mode}{path}", data=b'{"prime": true}',
+                                         headers={"content-type": "application/json"}, method="POST")
+        urllib.request.urlopen(request, timeout=10).read()  # noqa: S310 - loopback
+
+
+def test_new_episodes_replays_the_recorded_turns_and_records_the_rest(tmp_path: Path) -> None:
     root = _copy(tmp_path, "normal")
     folder = root / "normal" / "openai-chat"
     for name in ("turn2.json", "turn2.sse"):
         (folder / name).unlink()
-    (folder / "turn1.json").write_bytes((folder / "turn1.json").read_bytes())
-    result = _record(root, "normal", "openai-chat", f"{upstream.base}/s/{{case}}/{{provider}}/{{mode}}",
-                     "--record-mode", "new_episodes")
+    with BackgroundServer(load_cases([CASES])) as upstream:
+        prime(upstream.base, "normal", "openai-chat", "/v1/chat/completions")
+        result = _record(root, "normal", "openai-chat", f"{upstream.base}/s/{{case}}/{{provider}}/{{mode}}",
+                         "--record-mode", "new_episodes")
     assert result.returncode == 0, result.stderr
     assert sorted(path.name for path in (folder / "requests").iterdir()) == ["turn2.body.json", "turn2.stream.json"]
     for name in ("turn2.json", "turn2.sse"):
