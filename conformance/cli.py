@@ -298,7 +298,10 @@ def _validate(arguments: argparse.Namespace) -> int:
     adapters = select_adapters(None, arguments.adapter)
     cases = load_cases(roots, max_file_bytes=arguments.max_file_bytes, known_providers=adapters)
     used = {path.resolve() for case in cases for fixtures in case.providers.values() for turn in fixtures.turns
-            for path in (turn.body_path, turn.stream) if path is not None}
+            for path in (turn.body_path, turn.stream, turn.error_path) if path is not None}
+    # The request behind each recorded turn (`conformance record`, docs/record.md) belongs to the provider's turns.
+    used |= {path.resolve() for case in cases for provider in case.providers
+             for path in (Path(case.path).parent / provider / "requests").glob("turn*.json")}
     problems = [problem for root in roots for problem in hygiene_problems(root, used, shown_path, adapters)]
     if problems:
         raise InputError(problems)

@@ -34,6 +34,8 @@ class RecordedTurn:
     """The stream fixture path as shown to users."""
     body_path: Path | None = None
     """The body fixture file, when the body came from one."""
+    error_path: Path | None = None
+    """The ``turnN.error.json`` file an HTTP error turn came from (status, headers and body in one file)."""
 
     def replayable(self, mode: str) -> bool:
         """Whether this turn can be replayed in ``mode``; an HTTP error fails before any body or stream."""
@@ -120,7 +122,7 @@ def _error_turn(relative: str, case_path: Path, root: Path, pointer: str, proble
                          "headers (an object) and body", 'write {"status": 429, "headers": {...}, "body": ...}')
         return None
     return RecordedTurn(status=status, headers=lower_headers(headers), body=document["body"],
-                        source=_report_path(target, root))
+                        source=_report_path(target, root), error_path=target)
 
 
 def _fixture_path(relative: str, case_path: Path, root: Path, pointer: str, problem: Any,

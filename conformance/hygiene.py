@@ -206,10 +206,12 @@ _OWN_DETECTORS: tuple[PatternDetector, ...] = (
         "secret", hints=("bearer",)),
     # The local part starts where a run of local-part characters starts (not at every dot in it): one start per
     # run is what keeps a 200 KB ``a.a.a…`` line linear.
-    # International (E.164-style, a leading `+` and 8 to 15 digits in groups) or the North American `(NXX) NXX-XXXX`
-    # form: personal data. Bare digit runs are left alone (ids, counts, timestamps).
+    # International (a leading `+`, then groups of digits parted by spaces or dashes, 8 to 15 digits in all) or the
+    # North American `(NXX) NXX-XXXX` form: personal data. Bare digit runs (ids, counts, timestamps) and decimal
+    # numbers (`+3.14159265`, coordinates) are left alone.
     PatternDetector("phone number", re.compile(
-        r"(?<![\w+/=])(?:\+[1-9]\d{0,2}(?:[ .\-]?\(?\d{1,4}\)?){2,5}\d|\(\d{3}\) ?\d{3}-\d{4})(?![\w/+=]|[.\-]\d)"),
+        r"(?<![\w+/=.])(?:\+[1-9]\d{0,2}(?:[ \-]\(?\d{1,8}\)?){2,5}|\([2-9]\d{2}\) ?[2-9]\d{2}-\d{4})"
+        r"(?![\w/+=]|[.,]\d)"),
         valid=lambda match: 8 <= sum(character.isdigit() for character in match.group()) <= 15, hints=("+", "(")),
     PatternDetector("e-mail address", re.compile(
         r"(?<![A-Za-z0-9._%+\-])[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}" + _END),

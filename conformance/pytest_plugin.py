@@ -10,7 +10,6 @@ expects. Each item checks its case's expectation and its reviewed snapshots: the
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import json
 from collections.abc import Iterator
@@ -71,11 +70,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="fail every case that has no fixtures for provider ID ('all': every loaded adapter)")
     group.addoption("--conformance-upstream", action="append", default=[], metavar="PROVIDER=URL",
                     help="record mode: where a provider's requests go (docs/record.md)")
-    # pytest-recording registers the same option with the same modes: then its value is the one read.
-    with contextlib.suppress(ValueError):
-        group.addoption("--record-mode", choices=RECORD_MODES, default="none",
-                        help="none (default): replay only; once, new_episodes, all: record the cases' turns for "
-                             "each --conformance-upstream provider before collecting (docs/record.md)")
+    # Not `--record-mode`: pytest-recording registers that name (with `rewrite` too) and fails to load beside a
+    # plugin that registered it first.
+    group.addoption("--conformance-record-mode", choices=RECORD_MODES, default="none",
+                    help="none (default): replay only; once, new_episodes, all: record the cases' turns for "
+                         "each --conformance-upstream provider before collecting (docs/record.md)")
     parser.addini("conformance_cases", type="paths", default=[],
                   help="cases folders to collect (each holds world.yaml); nothing is collected without it")
     parser.addini("conformance_adapters", type="linelist", default=[],
@@ -106,19 +105,18 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _record_before_collecting(config: pytest.Config) -> None:
-    """``--record-mode`` other than ``none``: record each case's turns for every ``--conformance-upstream``
-    provider (``conformance record``), so the session collects what was just recorded."""
-    mode = config.getoption("record_mode", "none") or "none"
-    if mode == "none":
+    """``--conformance-record-mode`` other than ``none``: record each case's turns for every
+    ``--conformance-upstream`` provider (``conformance record``), so the session collects what was just recorded.
+    Only the controlling process records: pytest-xdist workers collect what it wrote."""
+    mode = config.getoption("conformance_record_mode")
+    if mode == "none" or hasattr(config, "workerinput"):
         return
-    if mode not in RECORD_MODES:
-        raise pytest.UsageError(f"--record-mode {mode}: use one of {', '.join(RECORD_MODES)}")
     from conformance.record_command import record_cases, upstreams_from  # noqa: PLC0415 - only when recording
 
     try:
         upstreams = upstreams_from(config.getoption("conformance_upstream"))
         if not upstreams:
-            raise pytest.UsageError(f"--record-mode {mode} needs --conformance-upstream PROVIDER=URL")
+            raise pytest.UsageError(f"--conformance-record-mode {mode} needs --conformance-upstream PROVIDER=URL")
         cases = load_cases(config.stash[_ROOTS_KEY], known_providers=_adapters(config))
         for provider in upstreams:
             for line in record_cases(cases, provider, upstreams, mode):

@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import tempfile
 import threading
 import urllib.error
 import urllib.request
@@ -54,6 +56,17 @@ SIGV4_HEADERS = ("authorization", "x-amz-date", "x-amz-security-token", "x-amz-c
 EVENTSTREAM = "application/vnd.amazon.eventstream"
 # Body fields that hold a request id: synthetic in what is stored.
 REQUEST_ID_FIELDS = ("request_id", "requestId")
+# Account identifiers vendors put in error messages: an AWS ARN's account id and principal (`arn:aws:iam::<12
+# digits>:user/<name>`), a Google Cloud project number (`projects/<digits>`, Gemini's `consumer`), a UUID (Anthropic
+# organization ids in error messages). Replaced wherever they appear.
+ACCOUNT_IDS = (
+    (re.compile(r"(arn:aws[\w-]*:[\w-]*:[\w-]*:)\d{12}(:(?:user|role|assumed-role|group)/)[\w+=,.@/-]+"),
+     r"\g<1>000000000000\g<2><redacted>"),
+    (re.compile(r"(arn:aws[\w-]*:[\w-]*:[\w-]*:)\d{12}(?=:)"), r"\g<1>000000000000"),
+    (re.compile(r"\bprojects/\d{6,}"), "projects/<redacted>"),
+)
+# In an error body only (a success body's ids are the vendor's own and stay as they came).
+UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
 
 
 @dataclass(slots=True)
@@ -64,6 +77,8 @@ class Exchange:
     status: int
     headers: dict[str, str]
     body: bytes
+    failed: str | None = None
+    """Why the upstream could not be reached: the proxy answered the client itself, and nothing is recorded."""
 
 
 @dataclass(slots=True)
@@ -96,14 +111,16 @@ class Recorder:
 
     def handle(self, method: str, path: str, query: str, headers: Mapping[str, str], body: bytes) -> Reply:
         """Replay or forward one request, by the record mode and what the session has recorded."""
-        match = SESSION.fullmatch(unquote(path))
+        # Routed on the session segments; the vendor path is forwarded as the client sent it (still percent-encoded:
+        # a Bedrock model ARN's `%2F` is not a path separator, and SigV4 signs the encoded path).
+        match = SESSION.fullmatch(path)
         if match is None:
             return self.replay.handle(method, path, query, body)  # the replay's own error names what is expected
-        provider = match["provider"].split("@")[0]
-        key = (match["case"], match["provider"], match["mode"])
+        provider = unquote(match["provider"]).split("@")[0]
+        key = (unquote(match["case"]), unquote(match["provider"]), match["mode"])
         with self.lock:
             session = self.sessions.setdefault(key, RecordSession())
-            recorded = self._recorded(match["case"], provider)
+            recorded = self._recorded(key[0], provider)
             repeat = body == session.last_request
             if self._replays(session, recorded, repeat):
                 if not repeat:
@@ -151,9 +168,12 @@ class Recorder:
         except urllib.error.HTTPError as error:
             return Exchange(body, error.code, _lower(error.headers), error.read())
         except (urllib.error.URLError, OSError) as error:
-            reason = getattr(error, "reason", error)
-            return Exchange(body, 502, {"content-type": "application/json"}, json.dumps(
-                {"error": {"type": "conformance_record", "message": f"upstream {url} failed: {reason}"}}).encode())
+            # Not the vendor's answer: the client gets the proxy's own error, and the session cannot be written.
+            # The URL is not repeated (its query may hold a key).
+            reason = str(getattr(error, "reason", error))[:200]
+            message = f"the recording proxy could not reach the upstream for {provider}: {reason}"
+            return Exchange(body, 502, {"content-type": "application/json", "x-should-retry": "false"}, json.dumps(
+                {"error": {"type": "conformance_record", "message": message}}).encode(), failed=message)
 
     def recorded(self, case_id: str, provider: str, mode: str) -> tuple[int, list[Exchange]]:
         """How many recorded turns a session replayed, and the exchanges it forwarded after them, in order."""
@@ -214,6 +234,10 @@ class Staged:
 
 def stage_session(case_id: str, mode: str, exchanges: Sequence[Exchange], first_turn: int = 1) -> list[Staged]:
     """The files one recorded session becomes, redacted (``redact_exchange``); turn numbers from ``first_turn``."""
+    failed = [exchange.failed for exchange in exchanges if exchange.failed]
+    if failed:
+        raise InputError([Problem(f"case {case_id} ({mode})", None, failed[0] + "; nothing was written",
+                                  "check --upstream and the network, then record again")])
     staged: list[Staged] = []
     for offset, exchange in enumerate(exchanges):
         number = first_turn + offset
@@ -232,7 +256,12 @@ def stage_session(case_id: str, mode: str, exchanges: Sequence[Exchange], first_
         elif content_type.startswith(EVENTSTREAM):
             from conformance.providers.bedrock_converse.eventstream import decode_jsonl  # noqa: PLC0415
 
-            events = decode_jsonl(body).decode("utf-8")
+            try:
+                events = decode_jsonl(body).decode("utf-8")
+            except ValueError as error:
+                raise InputError([Problem(f"case {case_id} ({mode}), turn {number}", None,
+                                          f"the Bedrock event stream could not be decoded: {error}",
+                                          "record again; nothing was written")]) from None
             staged.append(Staged(f"turn{number}.jsonl", redact_text(events, case_id, number).encode("utf-8")))
         elif content_type.startswith("text/event-stream"):
             staged.append(Staged(f"turn{number}.sse", body))
@@ -251,23 +280,32 @@ def redact_exchange(case_id: str, number: int, exchange: Exchange) -> tuple[int,
     if headers.get("content-type", "").startswith(EVENTSTREAM):
         return exchange.status, headers, exchange.body  # binary: redacted once decoded (``stage_session``)
     text = exchange.body.decode("utf-8", "replace")
-    redacted = redact_text(text, case_id, number)
+    redacted = redact_text(text, case_id, number, error=exchange.status >= 400)
     return exchange.status, headers, exchange.body if redacted == text else redacted.encode("utf-8")
 
 
-def redact_text(text: str, case_id: str, number: int) -> str:
-    """A body with its request ids made synthetic (``req_<case>_<n>``) and everything ``conformance redact``
-    replaces replaced by ``<redacted>``: keys and tokens, e-mail addresses, phone numbers, OpenAI organization and
-    project ids (``conformance.hygiene``)."""
+def redact_text(text: str, case_id: str, number: int, error: bool = False) -> str:
+    """A body with its request ids made synthetic (``req_<case>_<n>``), account ids in ARNs and Google project
+    numbers replaced (UUIDs too in an ``error`` body), and everything ``conformance redact`` replaces replaced by
+    ``<redacted>``: keys and tokens, e-mail addresses, phone numbers, OpenAI organization and project ids
+    (``conformance.hygiene``)."""
     for name in REQUEST_ID_FIELDS:
         text = re.sub(rf'("{name}"\s*:\s*")[^"]*(")', rf"\g<1>req_{case_id}_{number}\g<2>", text)
+    for pattern, replacement in ACCOUNT_IDS:
+        text = pattern.sub(replacement, text)
+    if error:
+        text = UUID.sub("<redacted-uuid>", text)
     return redact(text)
 
 
 def write_fixtures(folder: Path, staged: Sequence[Staged], replace: bool = False) -> list[Path]:
-    """Write the staged files into ``folder`` (``<cases>/<case>/<provider>``), all or nothing: every file is
-    scanned first, and a secret the redaction did not remove makes this raise, naming file and line, with nothing
-    written. ``replace``: remove the folder's recorded turns first (``--record-mode all``)."""
+    """Write the staged files into ``folder`` (``<cases>/<case>/<provider>``), all or nothing.
+
+    Every file is scanned first: a secret the redaction did not remove makes this raise, naming file and line. The
+    new folder is then put together beside the old one (a copy of it, without its recorded turns when ``replace``:
+    ``--record-mode all``), checked as the case loader reads a provider folder (turns numbered from 1, an error turn
+    alone, bodies and streams for every turn or none), and swapped in by renaming; on any failure the old folder is
+    left as it was."""
     problems = []
     for item in staged:
         for finding in scan_text(folder / item.name, item.data.decode("utf-8", "replace")):
@@ -276,18 +314,51 @@ def write_fixtures(folder: Path, staged: Sequence[Staged], replace: bool = False
                                     "upstream's answer, remove the value, and record again"))
     if problems:
         raise InputError(problems)
-    if replace and folder.is_dir():
-        for old in [*folder.glob("turn*"), *folder.glob("requests/turn*")]:
-            old.unlink()
-    written = []
-    for item in staged:
-        target = folder / item.name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        temporary = target.with_name(target.name + ".part")
-        temporary.write_bytes(item.data)
-        temporary.replace(target)
-        written.append(target)
-    return written
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{folder.name}.recording.", dir=folder.parent))
+    try:
+        new = work / "staging" / folder.name
+        if folder.is_dir():
+            shutil.copytree(folder, new, symlinks=True)
+            if replace:
+                for old in [*new.glob("turn*"), *new.glob("requests/turn*")]:
+                    old.unlink()
+        else:
+            new.mkdir(parents=True)
+        for item in staged:
+            (new / item.name).parent.mkdir(parents=True, exist_ok=True)
+            (new / item.name).write_bytes(item.data)
+        _check_layout(new, folder)
+        if folder.is_dir():
+            folder.rename(work / "previous")
+        try:
+            new.rename(folder)
+        except OSError:
+            if (work / "previous").is_dir():
+                (work / "previous").rename(folder)
+            raise
+    except OSError as error:
+        raise InputError([Problem(str(folder), None, f"cannot write the recording: {error}",
+                                  "check the folder's permissions and free space; the old fixtures are unchanged")]) \
+            from None
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return [folder / item.name for item in staged]
+
+
+def _check_layout(new: Path, folder: Path) -> None:
+    """The staged provider folder as the case loader will read it; its problems name the real folder."""
+    from conformance.fixtures import conventional_turns  # noqa: PLC0415
+
+    problems: list[Problem] = []
+
+    def problem(pointer: str, message: str, fix: str) -> None:
+        problems.append(Problem(str(folder), None, f"the recording does not make a consistent set of turns: "
+                                                   f"{message}", f"{fix}; nothing was written"))
+
+    conventional_turns(new.parent / "case.yaml", new.name, "", problem)
+    if problems:
+        raise InputError(problems)
 
 
 # --- Driving a case through a stack and the proxy ---------------------------------------------------------------

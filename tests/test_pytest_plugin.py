@@ -232,14 +232,15 @@ def test_record_mode_records_before_collecting_and_none_never_forwards(pytester:
     folder = root / "normal" / "openai-chat"
     for name in ("turn2.json", "turn2.sse"):
         (folder / name).unlink()
-    # `none` (the default) forwards nothing, even with an upstream named: turn 2 is missing, the item fails.
-    replayed = pytester.runpytest_inprocess(*PLUGIN, "-q", "-k", "openai-chat", "--snapshot-update",
-                                            "--conformance-upstream", "openai-chat=https://api.openai.com")
-    assert replayed.ret == 1 and not (folder / "turn2.json").exists()
     with BackgroundServer(load_cases([CASES])) as upstream:
+        # `none` (the default) forwards nothing, even with an upstream named: turn 2 is missing, the item fails.
+        replayed = pytester.runpytest_inprocess(
+            *PLUGIN, "-q", "-k", "openai-chat", "--snapshot-update",
+            "--conformance-upstream", f"openai-chat={upstream.base}/s/{{case}}/{{provider}}/{{mode}}")
+        assert replayed.ret == 1 and not (folder / "turn2.json").exists() and upstream.replay.sessions == {}
         prime(upstream.base, "normal", "openai-chat", "/v1/chat/completions")
         recorded = pytester.runpytest_inprocess(
-            *PLUGIN, "-q", "-k", "openai-chat", "--snapshot-update", "--record-mode", "new_episodes",
+            *PLUGIN, "-q", "-k", "openai-chat", "--snapshot-update", "--conformance-record-mode", "new_episodes",
             "--conformance-upstream", f"openai-chat={upstream.base}/s/{{case}}/{{provider}}/{{mode}}")
     assert recorded.ret == 0, recorded.stdout.str()
     for name in ("turn2.json", "turn2.sse"):

@@ -15,7 +15,17 @@ import pytest
 import yaml
 
 from conformance.cases import load_cases
-from conformance.record import Exchange, Recorder, RecordServer, sigv4_signer, stage_session, write_fixtures
+from conformance.errors import InputError
+from conformance.record import (
+    Exchange,
+    Recorder,
+    RecordServer,
+    Staged,
+    redact_text,
+    sigv4_signer,
+    stage_session,
+    write_fixtures,
+)
 from conformance.registry import builtin_adapters
 from conformance.runner import run_case
 from conformance.serve import BackgroundServer
@@ -54,11 +64,15 @@ def test_recording_a_bundled_case_reproduces_its_fixtures_byte_for_byte(tmp_path
     root = _copy(tmp_path, "normal")
     folder = root / "normal" / provider
     for old in folder.iterdir():
-        old.write_bytes(b"{}")  # a stale recording: `all` must replace every byte of it
+        old.write_bytes(b"{}")  # a stale recording: `all` must replace every byte of it ...
+    stream = "jsonl" if provider == "bedrock-converse" else "sse"
+    for name in ("turn3.json", f"turn3.{stream}"):  # ... and drop the turns it no longer has
+        (folder / name).write_bytes(b"{}")
     result = _record(root, "normal", provider, f"{upstream.base}/s/{{case}}/{{provider}}/{{mode}}",
                      "--record-mode", "all")
     assert result.returncode == 0, result.stderr
     originals = sorted(path.name for path in (CASES / "normal" / provider).iterdir())
+    assert sorted(path.name for path in folder.iterdir() if path.is_file()) == originals
     assert len(originals) == 4  # two turns, body and stream (Bedrock's as .jsonl, decoded from the binary frames)
     for name in originals:
         assert (folder / name).read_bytes() == (CASES / "normal" / provider / name).read_bytes(), name
@@ -86,6 +100,8 @@ def test_an_error_turn_is_recorded_as_its_own_file_and_replays_the_same(tmp_path
     assert recorded["body"]["request_id"] == "req_http_rate_limit_1"
     spec["providers"]["anthropic-messages"] = {}
     case_file.write_text(yaml.safe_dump(spec, sort_keys=False))
+    validated = cli("validate", "--cases", str(root))  # the error file and requests/ are the provider's fixtures
+    assert validated.returncode == 0, validated.stderr
     (case,) = load_cases([root])
     (bundled,) = [case for case in load_cases([CASES]) if case.id == "http_rate_limit"]
     adapter = builtin_adapters()["anthropic-messages"]
@@ -303,6 +319,103 @@ def test_a_malformed_error_turn_file_is_a_clear_input_error(tmp_path: Path) -> N
 def test_redact_replaces_phone_numbers_and_keeps_numbers_that_are_not() -> None:
     from conformance.hygiene import redact  # noqa: PLC0415
 
-    assert redact("call +44 20 7946 0958 or (555) 010-0199") == "call <redacted> or <redacted>"
-    kept = 'order 1234567890 at 2026-12-01T10:00:00+01:00, total +12.5, signature "CiQB+123456789012/xyz="'
+    assert redact("call +44 20 7946 0958, +49 30 1234567 or (212) 555-0100") == \
+        "call <redacted>, <redacted> or <redacted>"
+    kept = ('order 1234567890 at 2026-12-01T10:00:00+01:00, total +12.5, signature "CiQB+123456789012/xyz=", '
+            "pi +3.14159265, at +48.8566 2.3522, +1 234 567.89, (100) 200-3000, ISBN 978-3-16-148410-0")
     assert redact(kept) == kept
+
+
+def test_an_upstream_it_cannot_reach_writes_nothing_and_keeps_the_old_fixtures(tmp_path: Path) -> None:
+    root = _copy(tmp_path, "normal")
+    before = {path: path.read_bytes() for path in (root / "normal").rglob("*") if path.is_file()}
+    result = _record(root, "normal", "openai-chat", "http://127.0.0.1:9/v?key=gw-token-123456", "--record-mode",
+                     "all", "--mode", "body")
+    assert result.returncode == 2
+    assert "could not reach the upstream for openai-chat" in result.stderr and "nothing was written" in result.stderr
+    assert "gw-token" not in result.stderr + result.stdout
+    assert {path: path.read_bytes() for path in (root / "normal").rglob("*") if path.is_file()} == before
+
+
+def test_a_failed_write_leaves_the_old_fixtures_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "case" / "openai-chat"
+    folder.mkdir(parents=True)
+    (folder / "turn1.json").write_text('{"old": 1}')
+    staged = [Staged("turn1.json", b'{"new": 1}'), Staged("turn2.json", b'{"new": 2}')]
+    calls = []
+    original = Path.write_bytes
+
+    def failing(path: Path, data: bytes) -> int:
+        calls.append(path.name)
+        if len(calls) == 2:
+            raise OSError(28, "No space left on device")
+        return original(path, data)
+
+    monkeypatch.setattr(Path, "write_bytes", failing)
+    with pytest.raises(InputError, match="the old fixtures are unchanged"):
+        write_fixtures(folder, staged, replace=True)
+    monkeypatch.undo()
+    assert sorted(path.name for path in folder.parent.iterdir()) == ["openai-chat"]  # no staging folder left
+    assert [path.name for path in folder.iterdir()] == ["turn1.json"] and (folder / "turn1.json").read_text() == \
+        '{"old": 1}'
+
+
+def test_a_recording_that_is_not_a_consistent_set_of_turns_is_refused(tmp_path: Path) -> None:
+    # The body run got an answer where the stream run got an error: the case loader could not read both.
+    folder = tmp_path / "case" / "openai-chat"
+    staged = [Staged("turn1.json", b'{"id": "x"}'),
+              Staged("turn1.error.json", b'{"status": 529, "headers": {}, "body": {}}')]
+    with pytest.raises(InputError, match="turn 1 has an error file and a body or stream"):
+        write_fixtures(folder, staged)
+    assert not folder.exists()
+
+
+def test_the_vendor_path_is_forwarded_as_the_client_encoded_it() -> None:
+    seen: list[str] = []
+
+    class Echo(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self) -> None:  # noqa: N802
+            self.rfile.read(int(self.headers.get("content-length") or 0))
+            seen.append(self.path)
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", "2")
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Echo)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    try:
+        recorder = Recorder({"bedrock-converse": f"http://127.0.0.1:{server.server_address[1]}"}, "all")
+        arn = "arn%3Aaws%3Abedrock%3Aus-east-1%3A000000000000%3Ainference-profile%2Fus.anthropic.m"
+        reply = recorder.handle("POST", f"/s/c/bedrock-converse/body/model/{arn}/converse", "", {}, b"{}")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert reply.status == 200 and seen == [f"/model/{arn}/converse"]
+
+
+def test_account_ids_in_error_bodies_are_replaced() -> None:
+    body = ('{"message": "User: arn:aws:iam::123456789012:user/jane.doe is not authorized to perform: '
+            'bedrock:InvokeModel on arn:aws:bedrock:us-east-1:123456789012:foundation-model/m", '
+            '"consumer": "projects/987654321098", "org": "3fa85f64-5717-4562-b3fc-2c963f66afa6"}')
+    redacted = redact_text(body, "c", 1, error=True)
+    assert [value for value in ("123456789012", "jane.doe", "987654321098", "3fa85f64") if value in redacted] == []
+    assert "arn:aws:bedrock:us-east-1:000000000000:foundation-model/m" in redacted
+    # In a success body a UUID is the vendor's own id and stays.
+    assert "3fa85f64" in redact_text('{"id": "3fa85f64-5717-4562-b3fc-2c963f66afa6"}', "c", 1)
+
+
+def test_a_bedrock_error_frame_decodes_to_its_member_line() -> None:
+    from conformance.providers.bedrock_converse.eventstream import decode_jsonl, frame  # noqa: PLC0415
+
+    data = frame({":message-type": "event", ":event-type": "messageStart", ":content-type": "application/json"},
+                 b'{"role":"assistant"}') + frame(
+        {":message-type": "error", ":error-code": "internalServerException", ":error-message": "boom"}, b"")
+    assert decode_jsonl(data) == (b'{"messageStart":{"role":"assistant"}}\n'
+                                  b'{"internalServerException":{"message":"boom"}}\n')

@@ -117,10 +117,14 @@ def decode_jsonl(data: bytes) -> bytes:
     it (an exception frame under its ``:exception-type``), compact JSON as ``encode_event`` reads it back."""
     lines = []
     for headers, payload in decode_frames(data):
-        member = headers.get(":exception-type") if headers.get(":message-type") == "exception" \
-            else headers.get(":event-type")
-        if not member:
-            raise ValueError(f"a frame without :event-type or :exception-type (headers {sorted(headers)})")
-        event = {member: json.loads(payload) if payload else {}}
+        kind = headers.get(":message-type")
+        if kind == "error":  # a service error frame: its code and message travel as headers, not as a payload
+            member = headers.get(":error-code") or "internalServerException"
+            event: dict[str, Any] = {member: {"message": headers.get(":error-message")}}
+        else:
+            member = headers.get(":exception-type" if kind == "exception" else ":event-type", "")
+            if not member:
+                raise ValueError(f"a frame without :event-type or :exception-type (headers {sorted(headers)})")
+            event = {member: json.loads(payload) if payload else {}}
         lines.append(json.dumps(event, ensure_ascii=False, separators=(",", ":")))
     return ("\n".join(lines) + "\n").encode("utf-8") if lines else b""
