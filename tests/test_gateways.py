@@ -338,3 +338,63 @@ def test_a_pydantic_ai_mapping_that_reads_the_normalized_finish_reason_is_found(
     lazy, _, _ = run_stack_case(case, stack, reader, "body")
     reasons = [(finding.wire, finding.stack_value) for finding in compare_rows(raw, lazy) if finding.field == "reason"]
     assert reasons == [(was, now)]
+
+
+# Where a gateway raises an exception of its own (not the vendor SDK's), the careful mapping names it as the raw
+# value. Exactly these rows, and no other: an exception anywhere else is the stack's own bug, not a finding.
+RAISED = {
+    ("openai-responses@langchain", "mid_stream_error", "stream"): "raised ValueError",
+    ("bedrock-converse@langchain", "stream_interrupted", "stream"): "raised ConnectionError",
+    ("bedrock-converse@langchain", "unsupported_item", "body"): "raised ValueError",
+    ("bedrock-converse@langchain", "unsupported_item", "stream"): "raised ValueError",
+    ("openai-chat@langchain", "unsupported_item", "body"): "raised TypeError",
+    ("openai-chat@langchain", "unsupported_item", "stream"): "raised AttributeError",
+    ("gemini@pydantic-ai", "unsupported_item", "body"): "raised UnexpectedModelBehavior",
+    ("gemini@pydantic-ai", "unsupported_item", "stream"): "raised AssertionError",
+    ("openai-chat@pydantic-ai", "unsupported_item", "body"): "raised UnexpectedModelBehavior",
+    ("openai-responses@pydantic-ai", "unsupported_item", "body"): "raised TypeError",
+}
+
+
+def test_gateways_raise_their_own_exceptions_exactly_where_documented(report: dict[str, Any]) -> None:
+    raised = {(row["provider"], row["case"], row["mode"]): turn["raw"] for row in report["results"]
+              for turn in row["turns"] if str(turn.get("raw", "")).startswith("raised ")}
+    assert raised == RAISED
+
+
+# One line of docs/gateways.md each: (stack, case, mode, turn, field) → (effect, the wire, the stack's value).
+FACTS = [
+    ("bedrock-converse@langchain", "normal", "body", 1, "model", "invented", None,
+     "anthropic.claude-3-5-sonnet-20240620-v1:0"),
+    ("bedrock-converse@pydantic-ai", "normal", "body", 1, "model", "invented", None,
+     "anthropic.claude-sonnet-4-5-20250929-v1:0"),
+    ("openai-chat@pydantic-ai", "normal", "body", 1, "usage.cache_write_tokens", "invented", None, 0),
+    ("gemini@pydantic-ai", "normal", "body", 1, "usage.cache_write_tokens", "invented", None, 0),
+    ("bedrock-converse@pydantic-ai", "normal", "body", 1, "usage.reasoning_tokens", "invented", None, 0),
+    ("gemini@pydantic-ai", "continuation", "body", 1, "kind", "changed", "incomplete", "retryable_error"),
+    ("anthropic-messages@pydantic-ai", "mid_stream_error", "stream", 1, "response_id", "lost", "msg_01SiA1", None),
+    ("openai-chat@pydantic-ai", "mid_stream_error", "stream", 1, "response_id", "lost", "chatcmpl-si1", None),
+    ("gemini@langchain", "mid_stream_error", "stream", 1, "http_status", "changed", 200, 503),
+    ("gemini@pydantic-ai", "mid_stream_error", "stream", 1, "http_status", "changed", 200, 503),
+    ("openai-chat@pydantic-ai", "unsupported_item", "stream", 1, "kind", "changed", "unsupported", "empty"),
+    ("openai-responses@pydantic-ai", "unsupported_item", "stream", 1, "kind", "changed", "unsupported", "text"),
+    ("openai-responses@langchain", "unsupported_item", "body", 1, "kind", "changed", "unsupported", "text"),
+    ("gemini@langchain", "unsupported_item", "body", 1, "kind", "changed", "unsupported", "text"),
+    ("anthropic-messages@langchain", "unsupported_item", "stream", 1, "kind", "changed", "unsupported", "text"),
+    ("bedrock-converse@langchain", "unsupported_item", "body", 1, "usage.input_tokens", "lost", 600, None),
+]
+
+
+@pytest.mark.parametrize(("stack", "case_id", "mode", "turn", "field", "effect", "wire", "value"), FACTS)
+def test_a_documented_gateway_finding(report: dict[str, Any], stack: str, case_id: str, mode: str, turn: int,
+                                      field: str, effect: str, wire: Any, value: Any) -> None:
+    finding = _finding(report, stack, case_id, mode, turn, field)
+    assert finding is not None and (finding["effect"], finding["wire"], finding["stack_value"]) == (effect, wire, value)
+
+
+def test_pydantic_ai_reads_the_responses_incomplete_reason_the_same_as_the_wire(report: dict[str, Any]) -> None:
+    for case_id in ("truncation", "content_filter"):
+        for mode in ("body", "stream"):
+            for field in ("kind", "reason", "raw"):
+                assert _finding(report, "openai-responses@pydantic-ai", case_id, mode, 1, field) is None, \
+                    (case_id, mode, field)

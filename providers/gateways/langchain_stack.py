@@ -180,14 +180,12 @@ def caller(provider: str) -> Any:
 
 
 def _with_seen(result: ModelResponse, message: Any) -> ModelResponse:
-    """A mid-stream error with the response id, model and text the chunks before it had given."""
+    """A mid-stream error with the response id and model the chunks before it had given (as the SDK stacks keep
+    them)."""
     if message is None:
         return result
     metadata = message.response_metadata
-    seen: dict[str, Any] = {"response_id": _response_id(metadata), "model": _model(metadata)}
-    if any(field.name == "text" for field in dataclasses.fields(result)):
-        seen["text"] = "".join(_content(message).texts) or None
-    return dataclasses.replace(result, **seen)
+    return dataclasses.replace(result, response_id=_response_id(metadata), model=_model(metadata))
 
 
 def _response_id(metadata: Mapping[str, Any]) -> str | None:

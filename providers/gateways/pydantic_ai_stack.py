@@ -205,6 +205,8 @@ def _from_response(provider: str, response: Any, streamed: bool, outputs: set[st
         return RetryableError(raw="stream ended without a stop value", reason="interrupted",
                               text="".join(content.texts) or None, **common)
     raw = f"provider_details.finish_reason={stop}"
+    if provider == "openai-responses" and isinstance(stop, str) and stop in INCOMPLETE_REASONS:
+        raw = f"status=incomplete/{stop}"  # an incomplete reason is all pydantic-ai keeps; it says the status
     verdict = _verdict(provider, stop)
     if verdict is None:
         return Unsupported(raw=raw, raw_type=raw, **common)
