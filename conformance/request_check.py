@@ -8,11 +8,13 @@ checked, never as passed.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from conformance.adapter import (
@@ -306,3 +308,32 @@ def check_sent(adapter: Adapter, task: Task, request: Any) -> list[str]:
         return []
     conversation = list(adapter.read_history(parts.history)) if adapter.read_history is not None else []
     return _prefix_problems(task, _Spelled.of(task), parts.sent, conversation)
+
+
+def recorded_request_problems(adapter: Adapter, case_path: str, provider: str, mode: str,
+                              parts: Sequence[RequestParts]) -> list[str]:
+    """Each request the adapter built, against the request recorded beside the same turn (``conformance record``
+    stores it as ``<provider>/requests/turnN.<mode>.json``, docs/record.md): both read by the adapter, the static
+    prefix slot by slot and the tool results' call ids. A turn with no recorded request is not checked."""
+    folder = Path(case_path).parent / provider / "requests"
+    if not folder.is_dir():
+        return []
+    problems = []
+    for index, built in enumerate(parts):
+        path = folder / f"turn{index + 1}.{mode}.json"
+        try:
+            recorded = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if not isinstance(recorded, dict):
+            continue
+        then = adapter.read_request(recorded)
+        changed = [field.name for field in dataclasses.fields(SentPrefix)
+                   if then.sent is not None and built.sent is not None
+                   and getattr(then.sent, field.name) != getattr(built.sent, field.name)]
+        if [call_id for call_id, _ in then.results] != [call_id for call_id, _ in built.results]:
+            changed.append("tool result ids")
+        if changed:
+            problems.append(f"request: turn {index + 1}: differs from the request recorded in "
+                            f"{provider}/requests/{path.name} ({', '.join(changed)})")
+    return problems

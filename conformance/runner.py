@@ -12,7 +12,7 @@ from conformance.cases import Case, Expectation
 from conformance.correlation import check_correlation
 from conformance.errors import InputError
 from conformance.loop import LoopRun, Respond, replay_turn, run_loop
-from conformance.request_check import check_requests
+from conformance.request_check import check_requests, recorded_request_problems
 from conformance.sanitize import report_safe
 from conformance.types import USAGE_FIELDS, ModelResponse
 
@@ -91,6 +91,8 @@ def _run_case(case: Case, provider: str, adapter: Adapter, mode: str, run: LoopR
         correlation = check_correlation(adapter, run.requests, run.responses, parts, wire)
         requests, request_failures = check_requests(adapter, case.task, run.requests, run.transcripts,
                                                     rebuild=respond is None, parts=parts)
+        if respond is None:  # the adapter's own requests, against what was recorded beside each turn
+            request_failures += recorded_request_problems(adapter, case.path, provider, mode, parts)
     except InputError:
         raise
     except Exception as error:  # noqa: BLE001 - a user's adapter must not take the whole run down

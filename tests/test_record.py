@@ -38,10 +38,18 @@ RECORDER_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_K
 
 
 @pytest.fixture(scope="module")
-def upstream() -> Iterator[BackgroundServer]:
-    """The bundled cases' replay server, playing the vendors' APIs."""
+def replay_upstream() -> Iterator[BackgroundServer]:
     with BackgroundServer(load_cases([CASES]), max_seconds=600) as server:
         yield server
+
+
+@pytest.fixture
+def upstream(replay_upstream: BackgroundServer) -> BackgroundServer:
+    """The bundled cases' replay server, playing the vendors' APIs, each session from its first turn (a replay
+    server keeps a cursor per session; a vendor's API does not)."""
+    with replay_upstream.replay.lock:
+        replay_upstream.replay.sessions.clear()
+    return replay_upstream
 
 
 def _copy(tmp_path: Path, *case_ids: str) -> Path:
@@ -419,3 +427,22 @@ def test_a_bedrock_error_frame_decodes_to_its_member_line() -> None:
         {":message-type": "error", ":error-code": "internalServerException", ":error-message": "boom"}, b"")
     assert decode_jsonl(data) == (b'{"messageStart":{"role":"assistant"}}\n'
                                   b'{"internalServerException":{"message":"boom"}}\n')
+
+
+def test_a_later_run_checks_the_adapter_still_sends_what_was_recorded(tmp_path: Path,
+                                                                      upstream: BackgroundServer) -> None:
+    root = _copy(tmp_path, "normal")
+    assert _record(root, "normal", "anthropic-messages", f"{upstream.base}/s/{{case}}/{{provider}}/{{mode}}",
+                   "--record-mode", "all").returncode == 0
+    (case,) = load_cases([root])
+    adapter = builtin_adapters()["anthropic-messages"]
+    assert run_case(case, "anthropic-messages", adapter, "body")["passed"]  # the SDK sent what the adapter builds
+    recorded = root / "normal" / "anthropic-messages" / "requests" / "turn2.body.json"
+    request = json.loads(recorded.read_text())
+    request["system"] = "You are a pirate."
+    request["messages"][2]["content"][0]["tool_use_id"] = "toolu_other"
+    recorded.write_text(json.dumps(request))
+    row = run_case(case, "anthropic-messages", adapter, "body")
+    assert "request: turn 2: differs from the request recorded in anthropic-messages/requests/turn2.body.json " \
+           "(instructions, tool result ids)" in row["failures"]
+    assert run_case(case, "anthropic-messages", adapter, "stream")["passed"]  # its own recording is unchanged
