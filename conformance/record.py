@@ -46,7 +46,8 @@ from conformance.replay import SESSION, Replay, Reply
 from conformance.serve import ReplayServer
 
 MODES = ("none", "once", "new_episodes", "all")
-# Response headers that change a client's behaviour (client-facts §5.2): kept. Every other header is dropped.
+# Response headers that change a client's behaviour (docs/record.md, "Redaction, on by default"): kept. Every
+# other header is dropped.
 KEPT_HEADERS = frozenset({"content-type", "retry-after", "retry-after-ms", "x-should-retry", "x-amzn-errortype"})
 KEPT_PREFIXES = ("x-ratelimit-", "anthropic-ratelimit-")
 # Not forwarded: hop-by-hop headers, and what the proxy sets itself (the upstream host, an encoding it can store).
