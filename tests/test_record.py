@@ -446,3 +446,27 @@ def test_a_later_run_checks_the_adapter_still_sends_what_was_recorded(tmp_path: 
     assert "request: turn 2: differs from the request recorded in anthropic-messages/requests/turn2.body.json " \
            "(instructions, tool result ids)" in row["failures"]
     assert run_case(case, "anthropic-messages", adapter, "stream")["passed"]  # its own recording is unchanged
+
+
+@pytest.mark.parametrize(("arguments", "message"), [
+    (("--provider", "openai-chat", "--upstream", "openai-chat"), "'openai-chat' is not PROVIDER=URL"),
+    (("--provider", "openai-chat"), "no upstream for openai-chat. Fix: pass --upstream openai-chat=URL"),
+    (("--provider", "openai-chatt", "--upstream", "openai-chatt=http://127.0.0.1:9"), "unknown provider"),
+    (("--provider", "openai-chat", "--upstream", "openai-chat=http://127.0.0.1:9", "--case", "nope"),
+     "no case 'nope'"),
+])
+def test_bad_record_input_is_a_clear_error(tmp_path: Path, arguments: tuple[str, ...], message: str) -> None:
+    root = _copy(tmp_path, "normal")
+    cases = () if "--case" in arguments else ("--case", "normal")
+    result = cli("record", "--cases", str(root), *cases, *arguments)
+    assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr, result.stderr
+
+
+def test_recording_bedrock_without_the_recorders_credentials_is_refused(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _copy(tmp_path, "normal")
+    monkeypatch.delenv("AWS_ACCESS_KEY_ID", raising=False)
+    monkeypatch.delenv("AWS_SECRET_ACCESS_KEY", raising=False)
+    result = cli("record", "--cases", str(root), "--case", "normal", "--provider", "bedrock-converse",
+                 "--upstream", "bedrock-converse=http://127.0.0.1:9", "--record-mode", "all")
+    assert result.returncode == 2 and "the proxy signs each forwarded request again" in result.stderr
