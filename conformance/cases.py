@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -161,6 +162,23 @@ def _load_world(root: Path, problems: list[Problem], max_file_bytes: int) -> Wor
     return World.from_document(document, loaded.__getitem__)
 
 
+VARIANT = "~"
+"""Between a provider id and a model variant's name: ``openai-chat~gpt-5.5-mini`` (docs/record.md, "Model
+variants")."""
+VARIANT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
+def base_provider(provider: str) -> str:
+    """The provider id of a fixture set: ``openai-chat`` for ``openai-chat~gpt-5.5-mini`` (its variant)."""
+    return provider.split(VARIANT, 1)[0]
+
+
+def _variant_folders(case_path: Path, provider: str) -> list[str]:
+    """The variant folders of ``provider`` beside a case file (``<provider>~<name>/``), by name."""
+    names = sorted(entry.name for entry in case_path.parent.glob(f"{provider}{VARIANT}*") if entry.is_dir())
+    return [name for name in names if VARIANT_NAME.fullmatch(name[len(provider) + 1:])]
+
+
 def _load_case(path: Path, root: Path, world: World | None, problems: list[Problem],
                max_file_bytes: int, known_providers: frozenset[str]) -> Case | None:
     shown = shown_path(path)
@@ -203,6 +221,13 @@ def _load_case(path: Path, root: Path, world: World | None, problems: list[Probl
             turns=tuple(turns),
             override=_expectation(override) if override else None,
         )
+        for variant in _variant_folders(path, provider):
+            entries = conventional_turns(path, variant, f"/providers/{escape_pointer(provider)}", problem)
+            turns = [recorded for index, turn in enumerate(entries or [])
+                     if (recorded := load_turn(turn, path, resolved_root,
+                                               f"/providers/{escape_pointer(provider)}/{variant}/{index}",
+                                               problem, max_file_bytes)) is not None]
+            providers[variant] = ProviderFixtures(turns=tuple(turns), override=providers[provider].override)
     if found:
         problems.extend(found)
         return None

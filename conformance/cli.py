@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance import record_command, serve_command
-from conformance.cases import load_cases
+from conformance.cases import base_provider, load_cases
 from conformance.catalogue import render_catalogue
 from conformance.classify import classify_response
 from conformance.diff import compare, load_document
@@ -28,7 +28,7 @@ from conformance.reportfiles import Terminated, handle_sigterm_as_interrupt, wri
 from conformance.runner import run_all, run_case
 from conformance.sanitize import report_safe, terminal_safe
 from conformance.scaffold import init, schema_path, schema_text
-from conformance.selection import coverage, missing_providers, select_items
+from conformance.selection import columns, coverage, missing_providers, select_items
 from conformance.sse import read_chunks
 from conformance.stack import select_stacks
 from conformance.stack_runner import stack_lanes
@@ -167,16 +167,16 @@ def _run(arguments: argparse.Namespace) -> int:
                                   "loosen --case, -k or --mode (`conformance list` shows the case ids)" if filtered
                                   else "record fixtures under providers.<id> in the cases, or pick a provider they "
                                        "have")])
-    rows = [run_case(item.case, item.provider, adapters[item.provider], item.mode) for item in items]
+    rows = [run_case(item.case, item.provider, adapters[base_provider(item.provider)], item.mode) for item in items]
     stacks = select_stacks(arguments.stack)
     stack_rows, lanes = stack_lanes(stacks, items, adapters, arguments.in_process)
     rows += stack_rows
-    report = build_report(rows, list(adapters) + lanes, stacks)
+    report = build_report(rows, columns(list(adapters), items) + lanes, stacks)
     written = write_reports(report, arguments.report_dir)
     markdown = render_markdown(report)
     print(terminal_safe(markdown if arguments.verbose else render_summary(report)))
     _append_step_summary(markdown)
-    print(terminal_safe("\n".join(coverage(cases, sorted(adapters), items))))
+    print(terminal_safe("\n".join(coverage(cases, columns(sorted(adapters), items), items))))
     missing = missing_providers(cases, adapters, items) if arguments.require_providers else []
     for problem in missing:
         print(terminal_safe(f"error: {problem}"), file=sys.stderr)

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from conformance.cases import CASE_FILE, WORLD_FILE, Case, load_cases
+from conformance.cases import CASE_FILE, WORLD_FILE, Case, base_provider, load_cases
 from conformance.errors import InputError
 from conformance.record import MODES as RECORD_MODES
 from conformance.registry import select_adapters
@@ -228,9 +228,10 @@ class CaseFile(pytest.File):
                 if provider not in case.providers:
                     yield NotRecorded.from_parent(self, name=f"{case.id}[{provider}]", case=case, provider=provider)
                     continue
-                if provider not in adapters:
+                adapter = adapters.get(base_provider(provider))  # a model variant: its provider's adapter
+                if adapter is None:
                     continue
-                for mode in modes_for(case, provider, adapters[provider]):
+                for mode in modes_for(case, provider, adapter):
                     yield CaseItem.from_parent(self, name=f"{case.id}[{provider}-{mode}]", case=case,
                                                provider=provider, mode=mode, root=root)
             for stack in _stacks(self.config):
@@ -278,7 +279,8 @@ class CaseItem(pytest.Item):
             raise CaseFailed("\n".join(messages))
 
     def _run(self) -> tuple[dict[str, Any], Exception | None, list[dict[str, Any]]]:
-        return run_case_with_requests(self.case, self.provider, _adapters(self.config)[self.provider], self.mode)
+        return run_case_with_requests(self.case, self.provider, _adapters(self.config)[base_provider(self.provider)],
+                                      self.mode)
 
     def _snapshot(self, path: Path, entry: dict[str, Any], what: str) -> list[str]:
         if self.config.getoption("update_snapshots", False):

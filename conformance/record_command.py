@@ -4,12 +4,13 @@ upstream answered as the cases' fixtures (docs/record.md)."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import threading
 from pathlib import Path
 from typing import Any
 
-from conformance.cases import Case, ProviderFixtures, load_cases
+from conformance.cases import VARIANT, VARIANT_NAME, Case, ProviderFixtures, load_cases
 from conformance.errors import InputError, Problem
 from conformance.record import (
     MODES,
@@ -42,6 +43,14 @@ def add_parser(commands: Any, cases_help: str) -> None:
                         help="none: replay only; once: record a provider with no turns yet (default); "
                              "new_episodes: record the turns beyond the recorded ones; all: record everything again")
     record.add_argument("--mode", choices=("body", "stream", "both"), default="both", help="which calls to record")
+    record.add_argument("--variant", metavar="NAME",
+                        help="record into <provider>~NAME/ beside the provider's own fixtures: a model variant, run "
+                             "and reported as a column of its own (e.g. --variant gpt-5.5-mini)")
+    record.add_argument("--model", help="the model id the task names in each request (default: the case's); how a "
+                                        "variant is recorded against another model")
+    record.add_argument("--promote", action="store_true",
+                        help="with --variant: make the variant the provider's fixtures (its folder becomes "
+                             "<provider>/, the old one <provider>~before-NAME/); records nothing")
     record.add_argument("--stack", help="the client that makes the calls (default: the provider's reference SDK "
                                         "stack); a reference stack's row id or module:object")
 
@@ -52,6 +61,11 @@ def record(arguments: argparse.Namespace, roots: list[Path]) -> int:
     if arguments.provider not in adapters:
         raise InputError([Problem("--provider", None, f"unknown provider {arguments.provider!r}",
                                   f"use one of {', '.join(sorted(adapters))}")])
+    if arguments.variant is not None and not VARIANT_NAME.fullmatch(arguments.variant):
+        raise InputError([Problem("--variant", None, f"{arguments.variant!r} is not a variant name",
+                                  "use letters, digits, '.', '_' and '-' (e.g. gpt-5.5-mini)")])
+    if arguments.promote:
+        return _promote(arguments, roots, adapters)
     upstreams = upstreams_from(arguments.upstream)
     if arguments.record_mode != "none" and arguments.provider not in upstreams:
         raise InputError([Problem("--upstream", None, f"no upstream for {arguments.provider}",
@@ -62,22 +76,32 @@ def record(arguments: argparse.Namespace, roots: list[Path]) -> int:
         raise InputError([Problem("--case", None, f"no case {unknown[0]!r} in the cases folders",
                                   "`conformance list` shows the case ids")])
     modes = ("body", "stream") if arguments.mode == "both" else (arguments.mode,)
-    for line in record_cases([cases[case_id] for case_id in arguments.case], arguments.provider, upstreams,
-                             arguments.record_mode, modes, arguments.stack):
+    chosen = [cases[case_id] for case_id in arguments.case]
+    if arguments.model:
+        chosen = [dataclasses.replace(case, task=dataclasses.replace(case.task, model=arguments.model))
+                  for case in chosen]
+    for line in record_cases(chosen, arguments.provider, upstreams,
+                             arguments.record_mode, modes, arguments.stack, arguments.variant):
         print(line)
     return 0
 
 
 def record_cases(cases: list[Case], provider: str, upstreams: dict[str, str], record_mode: str,
-                 modes: tuple[str, ...] = ("body", "stream"), stack_spec: str | None = None) -> list[str]:
+                 modes: tuple[str, ...] = ("body", "stream"), stack_spec: str | None = None,
+                 variant: str | None = None) -> list[str]:
     """Record each case's ``provider`` turns through the stack and the proxy, write them (all or nothing per
-    provider folder), and return one line per case saying what was written."""
+    provider folder; a ``variant`` into ``<provider>~<variant>/``), and return one line per case saying what was
+    written."""
     stack = _stack(stack_spec, provider)
+    target = provider if variant is None else f"{provider}{VARIANT}{variant}"
     lines = []
     for listed in cases:
         case = _with_provider(listed, provider)
+        if variant is not None:  # the variant's own turns are the recorded ones `once`/`new_episodes` replay
+            case = dataclasses.replace(case, providers={
+                **case.providers, provider: listed.providers.get(target, ProviderFixtures(turns=()))})
         staged = _record_one(case, provider, stack, modes, upstreams, record_mode)
-        folder = Path(case.path).parent / provider
+        folder = Path(case.path).parent / target
         if not staged:
             lines.append(f"conformance record: {case.id} [{provider}]: nothing forwarded "
                          f"(--record-mode {record_mode}); fixtures unchanged")
@@ -85,7 +109,8 @@ def record_cases(cases: list[Case], provider: str, upstreams: dict[str, str], re
         written = write_fixtures(folder, staged, replace=record_mode == "all")
         lines.append(f"conformance record: {case.id} [{provider}]: wrote {len(written)} file(s) in {folder}")
         if provider not in listed.providers:
-            lines.append(f"  add `{provider}: {{}}` under providers: in {case.path} to run them")
+            lines.append(f"  add `{provider}: {{}}` under providers: in {case.path} to run them"
+                         + (" (and its variants)" if variant else ""))
     return lines
 
 
@@ -119,11 +144,42 @@ def _merged(staged: list[Staged]) -> list[Staged]:
 
 def _with_provider(case: Case, provider: str) -> Case:
     """The case with an (empty) entry for a provider it has no fixtures for yet, so the loop can run it."""
-    import dataclasses  # noqa: PLC0415
-
     if provider in case.providers:
         return case
     return dataclasses.replace(case, providers={**case.providers, provider: ProviderFixtures(turns=())})
+
+
+def _promote(arguments: argparse.Namespace, roots: list[Path], adapters: Any) -> int:
+    """Make a variant the provider's fixtures, case by case: ``<provider>/`` → ``<provider>~before-<variant>/``,
+    then ``<provider>~<variant>/`` → ``<provider>/``. Every case is checked before any folder moves."""
+    if arguments.variant is None:
+        raise InputError([Problem("--promote", None, "--promote needs --variant NAME", "name the variant to promote")])
+    cases = {case.id: case for case in load_cases(roots, known_providers=adapters)}
+    provider, variant = arguments.provider, f"{arguments.provider}{VARIANT}{arguments.variant}"
+    moves = []
+    problems = []
+    for case_id in arguments.case:
+        if case_id not in cases:
+            problems.append(Problem("--case", None, f"no case {case_id!r}", "`conformance list` shows the case ids"))
+            continue
+        folder = Path(cases[case_id].path).parent
+        kept = folder / f"{provider}{VARIANT}before-{arguments.variant}"
+        if not (folder / variant).is_dir():
+            problems.append(Problem(str(folder / variant), None, "no such variant folder",
+                                    f"record it first: conformance record --variant {arguments.variant} ..."))
+        elif kept.exists():
+            problems.append(Problem(str(kept), None, "already exists", "move or delete it, then promote again"))
+        else:
+            moves.append((folder, kept))
+    if problems:
+        raise InputError(problems)
+    for folder, kept in moves:
+        if (folder / provider).is_dir():
+            (folder / provider).rename(kept)
+        (folder / variant).rename(folder / provider)
+        print(f"conformance record: {folder.name}: {variant}/ is now {provider}/"
+              + (f"; the previous fixtures are in {kept.name}/" if kept.is_dir() else ""))
+    return 0
 
 
 def upstreams_from(values: list[str]) -> dict[str, str]:

@@ -9,7 +9,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from conformance.adapter import Adapter
-from conformance.cases import Case
+from conformance.cases import Case, base_provider
 from conformance.errors import InputError, Problem
 from conformance.runner import modes_for
 
@@ -38,14 +38,26 @@ def select_items(cases: Sequence[Case], adapters: dict[str, Adapter], case_patte
     for case in cases:
         if case_patterns and not any(fnmatch.fnmatchcase(case.id, pattern) for pattern in case_patterns):
             continue
-        for provider, adapter in adapters.items():
-            if provider not in case.providers:
+        # A provider's model variants (``openai-chat~gpt-5.5-mini``) are read by the provider's adapter.
+        for provider in case.providers:
+            adapter = adapters.get(base_provider(provider))
+            if adapter is None:
                 continue
             for mode in modes_for(case, provider, adapter):
                 item = Item(case, provider, mode)
                 if (not modes or mode in modes) and (matches is None or matches(item.name)):
                     items.append(item)
     return sorted(items, key=lambda item: (item.case.id, item.provider, item.mode))
+
+
+def columns(providers: Sequence[str], items: Sequence[Item]) -> list[str]:
+    """The report's provider columns: each provider, then its model variants that ran, beside it."""
+    variants = sorted({item.provider for item in items if item.provider not in providers})
+    out: list[str] = []
+    for provider in providers:
+        out.append(provider)
+        out += [variant for variant in variants if base_provider(variant) == provider]
+    return out
 
 
 def coverage(cases: Sequence[Case], providers: Sequence[str], items: Sequence[Item]) -> list[str]:

@@ -245,3 +245,14 @@ def test_record_mode_records_before_collecting_and_none_never_forwards(pytester:
     assert recorded.ret == 0, recorded.stdout.str()
     for name in ("turn2.json", "turn2.sse"):
         assert (folder / name).read_bytes() == (CASES / "normal" / "openai-chat" / name).read_bytes()
+
+
+def test_a_model_variant_is_an_item_with_its_own_snapshot(pytester: pytest.Pytester) -> None:
+    root = _repository(pytester)
+    shutil.copytree(root / "normal" / "openai-chat", root / "normal" / "openai-chat~gpt-5.5-mini")
+    result = pytester.runpytest_inprocess(*PLUGIN, "-q", "-k", "openai-chat", "--snapshot-update",
+                                          "--collect-only")
+    assert "normal[openai-chat~gpt-5.5-mini-body]" in result.stdout.str()
+    ran = pytester.runpytest_inprocess(*PLUGIN, "-q", "-k", "openai-chat", "--snapshot-update")
+    assert ran.ret == 0, ran.stdout.str()
+    assert (root / "__snapshots__" / "normal" / "openai-chat~gpt-5.5-mini.json").is_file()

@@ -470,3 +470,38 @@ def test_recording_bedrock_without_the_recorders_credentials_is_refused(tmp_path
     result = cli("record", "--cases", str(root), "--case", "normal", "--provider", "bedrock-converse",
                  "--upstream", "bedrock-converse=http://127.0.0.1:9", "--record-mode", "all")
     assert result.returncode == 2 and "the proxy signs each forwarded request again" in result.stderr
+
+
+def test_a_model_variant_is_recorded_beside_the_provider_run_as_its_own_column_and_promoted(
+        tmp_path: Path, upstream: BackgroundServer) -> None:
+    root = _copy(tmp_path, "normal")
+    result = _record(root, "normal", "openai-chat", f"{upstream.base}/s/{{case}}/{{provider}}/{{mode}}",
+                     "--variant", "gpt-5.5-mini", "--model", "gpt-5.5-mini")
+    assert result.returncode == 0, result.stderr
+    variant = root / "normal" / "openai-chat~gpt-5.5-mini"
+    assert sorted(path.name for path in variant.iterdir() if path.is_file()) == [
+        "turn1.json", "turn1.sse", "turn2.json", "turn2.sse"]
+    assert json.loads((variant / "requests" / "turn1.body.json").read_text())["model"] == "gpt-5.5-mini"
+    # Tell the two apart: the variant's first answer stops early.
+    body = json.loads((variant / "turn1.json").read_text())
+    body["choices"][0]["finish_reason"] = "length"
+    (variant / "turn1.json").write_text(json.dumps(body))
+    report = tmp_path / "report"
+    run = cli("run", "--cases", str(root), "--provider", "openai-chat", "--mode", "body", "--report-dir", str(report))
+    document = json.loads((report / "report.json").read_text())
+    assert document["providers"] == ["openai-chat", "openai-chat~gpt-5.5-mini"]
+    outcomes = {row["provider"]: row["turns"][0]["kind"] for row in document["results"]}
+    assert outcomes == {"openai-chat": "tool_calls", "openai-chat~gpt-5.5-mini": "incomplete"}
+    assert run.returncode == 1 and "openai-chat~gpt-5.5-mini" in run.stdout
+    assert cli("validate", "--cases", str(root)).returncode == 1  # the variant's failing row, not an unused folder
+    original = (root / "normal" / "openai-chat" / "turn1.json").read_bytes()
+    promoted = cli("record", "--cases", str(root), "--case", "normal", "--provider", "openai-chat",
+                   "--variant", "gpt-5.5-mini", "--promote")
+    assert promoted.returncode == 0, promoted.stderr
+    assert json.loads((root / "normal" / "openai-chat" / "turn1.json").read_text())["choices"][0][
+        "finish_reason"] == "length"
+    assert (root / "normal" / "openai-chat~before-gpt-5.5-mini" / "turn1.json").read_bytes() == original
+    assert not variant.exists()
+    again = cli("record", "--cases", str(root), "--case", "normal", "--provider", "openai-chat",
+                "--variant", "gpt-5.5-mini", "--promote")
+    assert again.returncode == 2 and "no such variant folder" in again.stderr

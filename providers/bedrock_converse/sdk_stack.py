@@ -27,8 +27,6 @@ from conformance.stack import Endpoint, Stack, client_for
 from conformance.transports import attach_to_botocore
 from conformance.types import ModelResponse
 
-MODEL_ID = "model-under-test"
-
 
 def _build(endpoint: Endpoint) -> Any:
     os.environ.setdefault("AWS_EC2_METADATA_DISABLED", "true")  # before any client exists
@@ -51,8 +49,8 @@ def call(task: Task, transcript: Sequence[TranscriptEntry], endpoint: Endpoint) 
     client = client_for(endpoint, _build)
     try:
         if endpoint.stream:
-            return _from_events(client.converse_stream(modelId=MODEL_ID, **params)["stream"])
-        output = client.converse(modelId=MODEL_ID, **params)
+            return _from_events(client.converse_stream(modelId=task.model, **params)["stream"])
+        output = client.converse(modelId=task.model, **params)
     except botocore.exceptions.ClientError as error:
         details = error.response.get("Error", {})
         status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 400)

@@ -28,8 +28,6 @@ from conformance.stack import Endpoint, Stack, client_for
 from conformance.transports import http_client
 from conformance.types import ModelResponse
 
-MODEL = "model-under-test"
-
 
 def _build(endpoint: Endpoint) -> Any:
     from google import genai  # noqa: PLC0415 - the SDK is an optional extra
@@ -50,10 +48,10 @@ def call(task: Task, transcript: Sequence[TranscriptEntry], endpoint: Endpoint) 
         "tools": request.get("tools"), "toolConfig": request.get("toolConfig"), "automaticContinuation": False})
     client = client_for(endpoint, _build)
     if endpoint.stream:
-        return _from_stream(client.models.generate_content_stream(model=MODEL, contents=request["contents"],
+        return _from_stream(client.models.generate_content_stream(model=task.model, contents=request["contents"],
                                                                   config=config))
     try:
-        response = client.models.generate_content(model=MODEL, contents=request["contents"], config=config)
+        response = client.models.generate_content(model=task.model, contents=request["contents"], config=config)
     except errors.APIError as error:
         return classify_error(error.code, error.details, _headers(error))
     return classify_body(_rest(response))
