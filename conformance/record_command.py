@@ -151,35 +151,76 @@ def _with_provider(case: Case, provider: str) -> Case:
 
 def _promote(arguments: argparse.Namespace, roots: list[Path], adapters: Any) -> int:
     """Make a variant the provider's fixtures, case by case: ``<provider>/`` → ``<provider>~before-<variant>/``,
-    then ``<provider>~<variant>/`` → ``<provider>/``. Every case is checked before any folder moves."""
+    then ``<provider>~<variant>/`` → ``<provider>/``. Every case is checked before any folder moves, and a move that
+    fails puts back the ones already made."""
     if arguments.variant is None:
         raise InputError([Problem("--promote", None, "--promote needs --variant NAME", "name the variant to promote")])
+    kept_name = f"before-{arguments.variant}"
+    if not VARIANT_NAME.fullmatch(kept_name):
+        raise InputError([Problem("--variant", None, f"{arguments.variant!r} is too long to keep the old fixtures "
+                                  f"as {arguments.provider}{VARIANT}{kept_name}/",
+                                  "use a name of 57 characters or less")])
     cases = {case.id: case for case in load_cases(roots, known_providers=adapters)}
     provider, variant = arguments.provider, f"{arguments.provider}{VARIANT}{arguments.variant}"
-    moves = []
+    moves: list[tuple[Path, Path, Path]] = []  # (the variant folder, the provider folder, where the old one goes)
     problems = []
-    for case_id in arguments.case:
-        if case_id not in cases:
+    for case_id in dict.fromkeys(arguments.case):
+        case = cases.get(case_id)
+        if case is None:
             problems.append(Problem("--case", None, f"no case {case_id!r}", "`conformance list` shows the case ids"))
             continue
-        folder = Path(cases[case_id].path).parent
-        kept = folder / f"{provider}{VARIANT}before-{arguments.variant}"
-        if not (folder / variant).is_dir():
-            problems.append(Problem(str(folder / variant), None, "no such variant folder",
-                                    f"record it first: conformance record --variant {arguments.variant} ..."))
-        elif kept.exists():
-            problems.append(Problem(str(kept), None, "already exists", "move or delete it, then promote again"))
+        folder = Path(case.path).parent
+        problem = _promotable(case, folder, provider, variant, folder / f"{provider}{VARIANT}{kept_name}")
+        if problem is not None:
+            problems.append(problem)
         else:
-            moves.append((folder, kept))
+            moves.append((folder / variant, folder / provider, folder / f"{provider}{VARIANT}{kept_name}"))
     if problems:
         raise InputError(problems)
-    for folder, kept in moves:
-        if (folder / provider).is_dir():
-            (folder / provider).rename(kept)
-        (folder / variant).rename(folder / provider)
-        print(f"conformance record: {folder.name}: {variant}/ is now {provider}/"
-              + (f"; the previous fixtures are in {kept.name}/" if kept.is_dir() else ""))
+    done: list[tuple[Path, Path, Path]] = []
+    try:
+        for move in moves:
+            source, target, kept = move
+            target.rename(kept)
+            try:
+                source.rename(target)
+            except OSError:
+                kept.rename(target)
+                raise
+            done.append(move)
+    except OSError as error:
+        for source, target, kept in reversed(done):
+            target.rename(source)
+            kept.rename(target)
+        raise InputError([Problem(str(error.filename or provider), None, f"cannot promote: {error}",
+                                  "nothing was moved; check the folders' permissions")]) from None
+    for source, target, kept in moves:
+        print(f"conformance record: {target.parent.name}: {source.name}/ is now {target.name}/; the previous "
+              f"fixtures are in {kept.name}/")
     return 0
+
+
+def _promotable(case: Case, folder: Path, provider: str, variant: str, kept: Path) -> Problem | None:
+    """Why a case's variant cannot be promoted, or None: the provider must be listed and recorded in its own folder
+    (turns listed inline in case.yaml would not be replaced), the variant recorded, the name for the old folder
+    free."""
+    own = folder / provider
+    turns = case.providers.get(provider)
+    if turns is None:
+        return Problem(case.path, None, f"the case does not list {provider}",
+                       f"add `{provider}: {{}}` under providers: first")
+    if not (folder / variant).is_dir() or variant not in case.providers:
+        return Problem(str(folder / variant), None, "no such variant folder",
+                       f"record it first: conformance record --variant {variant.split(VARIANT, 1)[1]} ...")
+    files = [path for turn in turns.turns for path in (turn.body_path, turn.stream, turn.error_path)
+             if path is not None]
+    if not own.is_dir() or any(own.resolve() not in path.resolve().parents for path in files) \
+            or len(files) < len(turns.turns):
+        return Problem(case.path, None, f"{provider}'s turns are not all in {provider}/ (listed under turns: in the "
+                                        "case file)", f"move them to {provider}/turnN files, then promote")
+    if kept.exists():
+        return Problem(str(kept), None, "already exists", "move or delete it, then promote again")
+    return None
 
 
 def upstreams_from(values: list[str]) -> dict[str, str]:

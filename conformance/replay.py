@@ -24,7 +24,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from conformance.adapter import Adapter, Wire
-from conformance.cases import Case
+from conformance.cases import Case, base_provider
 from conformance.fixtures import RecordedTurn
 
 SESSION = re.compile(r"/s/(?P<case>[^/]+)/(?P<provider>[^/]+)/(?P<mode>body|stream)(?P<rest>/.*)")
@@ -100,7 +100,7 @@ class Replay:
     def _route(self, provider: str, rest: str) -> tuple[Wire, bool | None] | None:
         """The wire that answers ``rest`` — the session's own provider's first, then any other (a team's adapter for
         an OpenAI-compatible server speaks the Chat paths) — and whether the path alone says it streams."""
-        own = self.wires.get(provider)
+        own = self.wires.get(base_provider(provider))  # a model variant speaks its provider's wire
         for wire in ([own] if own is not None else []) + list(self.wires.values()):
             for pattern, stream in wire.paths:
                 if pattern.fullmatch(rest):

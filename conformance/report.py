@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance import __version__, reportfiles
+from conformance.cases import VARIANT
 from conformance.errors import InputError, Problem
 from conformance.findings import find_all
 from conformance.html import render_html
@@ -59,7 +60,8 @@ def differs_from_majority(rows: list[dict[str, Any]]) -> list[list[str]]:
         groups.setdefault((row["case"], row["mode"]), []).append(row)
     marked = []
     for (case, mode), cells in groups.items():
-        raw = [row for row in cells if row.get("stack", "raw") == "raw"]
+        # A model variant (``openai-chat~mini``) is its vendor again: it does not vote either.
+        raw = [row for row in cells if row.get("stack", "raw") == "raw" and VARIANT not in row["provider"]]
         voters = raw if len(raw) >= 3 else cells
         top, votes = Counter(_signature(row) for row in voters).most_common(1)[0]
         if len(voters) < 3 or votes * 2 <= len(voters):
@@ -250,7 +252,7 @@ def _usage_table(rows: list[dict[str, Any]], providers: list[str]) -> list[str]:
     cases = sorted({case for case, _ in body})
     # The vendors decide which cases compare (the raw columns; every column when none is raw), so the vendors'
     # totals do not depend on which stacks ran beside them.
-    raw = {row["provider"] for row in rows if row.get("stack", "raw") == "raw"}
+    raw = {row["provider"] for row in rows if row.get("stack", "raw") == "raw" and VARIANT not in row["provider"]}
     voters = [provider for provider in providers if provider in raw] or providers
     comparable, left_out = [], []
     for case in cases:

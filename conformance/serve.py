@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from conformance.adapter import Adapter
-from conformance.cases import Case
+from conformance.cases import Case, base_provider
 from conformance.replay import Replay, Reply
 from conformance.request_check import check_sent
 
@@ -172,7 +172,7 @@ def session_records(replay: Replay, adapters: dict[str, Any]) -> list[dict[str, 
     expectations of each request (docs/contract.md, "Requests") when the provider is one an adapter reads."""
     records = []
     for (case_id, provider, mode), session in sorted(replay.sessions.items()):
-        adapter = adapters.get(provider)
+        adapter = adapters.get(base_provider(provider))  # a model variant's requests: its provider's adapter
         task = session.case.task
         records.append({
             "case": case_id, "provider": provider, "mode": mode,

@@ -505,3 +505,39 @@ def test_a_model_variant_is_recorded_beside_the_provider_run_as_its_own_column_a
     again = cli("record", "--cases", str(root), "--case", "normal", "--provider", "openai-chat",
                 "--variant", "gpt-5.5-mini", "--promote")
     assert again.returncode == 2 and "no such variant folder" in again.stderr
+
+
+def test_promote_refuses_what_it_cannot_do_whole(tmp_path: Path) -> None:
+    root = _copy(tmp_path, "normal", "context_window", "pause_turn")
+    for case_id in ("normal", "context_window", "pause_turn"):
+        shutil.copytree(CASES / "normal" / "openai-chat", root / case_id / "openai-chat~v")
+    before = sorted(str(path.relative_to(root)) for path in root.rglob("*"))
+
+    def promote(*case_ids: str) -> Any:
+        return cli("record", "--cases", str(root), *(value for case_id in case_ids for value in ("--case", case_id)),
+                   "--provider", "openai-chat", "--variant", "v", "--promote")
+
+    # context_window lists openai-chat's turns inline; pause_turn does not list openai-chat: nothing moves at all.
+    for case_id, message in (("context_window", "turns are not all in openai-chat/"),
+                             ("pause_turn", "the case does not list openai-chat")):
+        refused = promote("normal", case_id)
+        assert refused.returncode == 2 and message in refused.stderr, refused.stderr
+        assert sorted(str(path.relative_to(root)) for path in root.rglob("*")) == before
+    assert promote("normal", "normal").returncode == 0  # a case named twice is promoted once
+    assert (root / "normal" / "openai-chat~before-v").is_dir() and not (root / "normal" / "openai-chat~v").exists()
+    too_long = cli("record", "--cases", str(root), "--case", "normal", "--provider", "openai-chat",
+                   "--variant", "m" * 60, "--promote")
+    assert too_long.returncode == 2 and "57 characters or less" in too_long.stderr
+
+
+def test_a_variant_is_its_vendor_again_in_the_majority_and_the_usage_table(tmp_path: Path) -> None:
+    root = _copy(tmp_path, "normal", "context_window")
+    plain = tmp_path / "plain"
+    assert cli("run", "--cases", str(root), "--mode", "body", "--report-dir", str(plain)).returncode in (0, 1)
+    shutil.copytree(root / "context_window" / "anthropic-messages", root / "context_window" / "anthropic-messages~v")
+    shutil.copytree(root / "normal" / "openai-chat", root / "normal" / "openai-chat~mini")
+    varied = tmp_path / "varied"
+    assert cli("run", "--cases", str(root), "--mode", "body", "--report-dir", str(varied)).returncode in (0, 1)
+    first, second = (json.loads((folder / "report.json").read_text()) for folder in (plain, varied))
+    assert first["differs"] and [mark for mark in second["differs"] if "~" not in mark[2]] == first["differs"]
+    assert "not run for openai-chat~mini" not in (varied / "report.md").read_text()
