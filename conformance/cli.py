@@ -15,6 +15,8 @@ from conformance.cases import base_provider, load_cases
 from conformance.catalogue import render_catalogue
 from conformance.classify import classify_response
 from conformance.diff import compare, load_document
+from conformance.diff import fails as diff_fails
+from conformance.diff import render_json as render_diff_json
 from conformance.diff import render_markdown as render_diff
 from conformance.errors import InputError, Problem
 from conformance.files import read_regular_file, regular_file_problem
@@ -87,7 +89,11 @@ def build_parser() -> argparse.ArgumentParser:
     diff = commands.add_parser("diff", help="compare two reports; exit 1 on any regression (the upgrade gate)")
     diff.add_argument("old", type=Path, help="the report.json before the change (e.g. from the base branch)")
     diff.add_argument("new", type=Path, help="the report.json after the change")
-    diff.add_argument("--output", type=Path, help="also write the Markdown to this file (for a PR comment)")
+    diff.add_argument("--output", type=Path, help="also write the output to this file (for a PR comment)")
+    diff.add_argument("--format", choices=("markdown", "json"), default="markdown",
+                      help="markdown (default, for people) or json (for machines)")
+    diff.add_argument("--fail-on", choices=("regression", "change"), default="regression",
+                      help="exit 1 on a regression (default), or on any regression or change")
 
     listing = commands.add_parser("list", help="list the cases and what each proves")
     listing.add_argument("--cases", action="append", type=Path, help="cases folder (repeatable)")
@@ -268,11 +274,12 @@ def _looks_like_stream(data: bytes) -> bool:
 def _diff(arguments: argparse.Namespace) -> int:
     (old, old_findings), (new, new_findings) = load_document(arguments.old), load_document(arguments.new)
     changes = compare(old, new, old_findings, new_findings)
-    markdown = render_diff(changes, str(arguments.old), str(arguments.new))
-    print(terminal_safe(markdown), end="")
+    render = render_diff_json if arguments.format == "json" else render_diff
+    output = render(changes, str(arguments.old), str(arguments.new))
+    print(terminal_safe(output) if arguments.format == "markdown" else output, end="")
     if arguments.output:
-        write_atomic(arguments.output, markdown)
-    return EXIT_FAILED if any(change.label == "regression" for change in changes) else EXIT_OK
+        write_atomic(arguments.output, output)
+    return EXIT_FAILED if diff_fails(changes, arguments.fail_on) else EXIT_OK
 
 
 def _list(arguments: argparse.Namespace) -> int:

@@ -6,6 +6,7 @@ slower than a keyed comparison on a whole report.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,8 @@ class RowChange:
     """What changed, in words, most important first."""
     paths: list[str] = field(default_factory=list)
     """DeepDiff paths that changed (for the details)."""
+    fixtures: list[str] = field(default_factory=list)
+    """The fixture files behind the new row's turns (the old row's when the row is gone): what to open."""
 
 
 def load_report(path: Path) -> dict[Key, dict[str, Any]]:
@@ -171,14 +174,19 @@ def _compare_all_rows(old: dict[Key, dict[str, Any]], new: dict[Key, dict[str, A
         before, after = _comparable(old.get(key)), _comparable(new.get(key))
         if before == after:
             continue
+        fixtures = fixtures_of(new.get(key)) or fixtures_of(old.get(key))
         if before is None:
             assert after is not None
             label = "improvement" if after.get("passed") else "regression"
-            changes.append(RowChange(key, label, ["new row" + ("" if after.get("passed") else ", failing")]))
+            changes.append(RowChange(key, label, ["new row" + ("" if after.get("passed") else ", failing")], [],
+                                     fixtures))
         elif after is None:
-            changes.append(RowChange(key, "regression", ["row removed: the case no longer runs for this provider"]))
+            changes.append(RowChange(key, "regression", ["row removed: the case no longer runs for this provider"],
+                                     [], fixtures))
         else:
-            changes.append(_compare_rows(key, before, after))
+            change = _compare_rows(key, before, after)
+            change.fixtures = fixtures
+            changes.append(change)
     return changes
 
 
@@ -220,6 +228,13 @@ def _compare_rows(key: Key, before: dict[str, Any], after: dict[str, Any]) -> Ro
     paths = sorted(DeepDiff(before, after).affected_paths)
     label = "regression" if regressions else "improvement" if improvements else "change"
     return RowChange(key, label, regressions + improvements + notes, paths)
+
+
+def fixtures_of(row: dict[str, Any] | None) -> list[str]:
+    """The fixture files a row's turns were read from, in turn order, each once."""
+    turns = (row or {}).get("turns") or []
+    return list(dict.fromkeys(str(turn["fixture"]) for turn in turns
+                              if isinstance(turn, dict) and isinstance(turn.get("fixture"), str) and turn["fixture"]))
 
 
 def _compare_turns(number: int, old_turn: dict[str, Any], new_turn: dict[str, Any], regressions: list[str],
@@ -305,13 +320,47 @@ def render_markdown(changes: list[RowChange], old_name: str, new_name: str) -> s
     if not changes:
         lines.append("No classification, request, correlation, usage or outcome changed.")
         return "\n".join(lines) + "\n"
-    lines += ["| | case | provider | mode | what changed |", "|---|---|---|---|---|"]
+    lines += ["| provider | regressions | changes | improvements |", "|---|---:|---:|---:|"]
+    for provider, tally in tally_by_provider(changes).items():
+        lines.append(f"| {escape_cell(provider)} | {tally['regression']} | {tally['change']} | "
+                     f"{tally['improvement']} |")
+    lines += ["", "| | case | provider | mode | what changed |", "|---|---|---|---|---|"]
     order = {"regression": 0, "change": 1, "improvement": 2}
     marks = {"regression": "❌ regression", "change": "↔ change", "improvement": "✅ improvement"}
     for change in sorted(changes, key=lambda change: (order[change.label], change.key)):
         case, provider, mode = change.key
         what = "<br>".join(escape_cell(note) for note in change.notes[:6]) or (
             f"{len(change.paths)} field(s): " + ", ".join(escape_cell(path) for path in change.paths[:4]))
+        if change.fixtures:
+            what += "<br>fixtures: " + ", ".join(escape_cell(path) for path in change.fixtures[:4])
         lines.append(f"| {marks[change.label]} | {escape_cell(case)} | {escape_cell(provider)} | {escape_cell(mode)} "
                      f"| {what} |")
     return "\n".join(lines) + "\n"
+
+
+def tally_by_provider(changes: list[RowChange]) -> dict[str, dict[str, int]]:
+    """Regressions, changes and improvements per provider column (a stack's rows under their own column)."""
+    tally: dict[str, dict[str, int]] = {}
+    for change in changes:
+        counts = tally.setdefault(change.key[1], {"regression": 0, "change": 0, "improvement": 0})
+        counts[change.label] += 1
+    return dict(sorted(tally.items()))
+
+
+def render_json(changes: list[RowChange], old_name: str, new_name: str) -> str:
+    """The same comparison for machines: totals, the per-provider tally, and every changed row."""
+    counts = {label: sum(1 for change in changes if change.label == label)
+              for label in ("regression", "change", "improvement")}
+    document = {
+        "old": old_name, "new": new_name, "counts": counts, "by_provider": tally_by_provider(changes),
+        "changes": [{"case": change.key[0], "provider": change.key[1], "mode": change.key[2], "label": change.label,
+                     "notes": change.notes, "fixtures": change.fixtures, "paths": change.paths}
+                    for change in sorted(changes, key=lambda change: change.key)],
+    }
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def fails(changes: list[RowChange], fail_on: str) -> bool:
+    """Whether the gate fails: on a regression (``regression``), or on any regression or change (``change``)."""
+    labels = {"regression"} if fail_on == "regression" else {"regression", "change"}
+    return any(change.label in labels for change in changes)

@@ -127,6 +127,27 @@ def test_cli_exit_codes(tmp_path: Path) -> None:
     assert (tmp_path / "diff.md").read_text() == completed.stdout
 
 
+def test_fail_on_change_and_the_json_format(tmp_path: Path) -> None:
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps(BASE))
+    changed = copy.deepcopy(BASE)
+    changed["results"][0]["usage"]["output_tokens"] += 1  # a change, no regression
+    new = tmp_path / "new.json"
+    new.write_text(json.dumps(changed))
+    assert run_diff(str(old), str(new)).returncode == 0
+    assert run_diff(str(old), str(new), "--fail-on", "change").returncode == 1
+    assert run_diff(str(old), str(old), "--fail-on", "change").returncode == 0
+    completed = run_diff(str(old), str(new), "--format", "json")
+    document = json.loads(completed.stdout)
+    (row,) = document["changes"]
+    provider = changed["results"][0]["provider"]
+    assert document["counts"] == {"regression": 0, "change": 1, "improvement": 0}
+    assert document["by_provider"] == {provider: {"regression": 0, "change": 1, "improvement": 0}}
+    assert (row["case"], row["provider"], row["label"]) == (changed["results"][0]["case"], provider, "change")
+    assert row["fixtures"] == [turn["fixture"] for turn in changed["results"][0]["turns"]][:len(row["fixtures"])]
+    assert row["fixtures"] and any("output_tokens" in note for note in row["notes"])
+
+
 @pytest.mark.parametrize("content", ["{", "[]", '{"results": [1]}', "\udcff"])
 def test_cli_unreadable_input_exits_2_without_a_traceback(tmp_path: Path, content: str) -> None:
     bad = tmp_path / "bad.json"
@@ -336,16 +357,23 @@ def test_the_markdown_of_a_diff_is_exactly_this() -> None:
     changes = [
         RowChange(("b", "gemini", "body"), "improvement", ["failed → passed"]),
         RowChange(("a", "openai-chat", "stream"), "change", [], [f"root['p{number}']" for number in range(6)]),
-        RowChange(("a", "openai-chat", "body"), "regression", [f"note {number}" for number in range(8)]),
+        RowChange(("a", "openai-chat", "body"), "regression", [f"note {number}" for number in range(8)], [],
+                  ["cases/a/openai-chat/turn1.json"]),
     ]
     assert render_markdown(changes, "old|1.json", "new.json") == (
         "# Conformance diff: old\\|1.json → new.json\n"
         "\n"
         "**1 regression(s)**, 1 change(s), 1 improvement(s).\n"
         "\n"
+        "| provider | regressions | changes | improvements |\n"
+        "|---|---:|---:|---:|\n"
+        "| gemini | 0 | 0 | 1 |\n"
+        "| openai-chat | 1 | 1 | 0 |\n"
+        "\n"
         "| | case | provider | mode | what changed |\n"
         "|---|---|---|---|---|\n"
-        "| ❌ regression | a | openai-chat | body | note 0<br>note 1<br>note 2<br>note 3<br>note 4<br>note 5 |\n"
+        "| ❌ regression | a | openai-chat | body | note 0<br>note 1<br>note 2<br>note 3<br>note 4<br>note 5"
+        "<br>fixtures: cases/a/openai-chat/turn1.json |\n"
         "| ↔ change | a | openai-chat | stream | 6 field(s): root\\['p0'\\], root\\['p1'\\], root\\['p2'\\], "
         "root\\['p3'\\] |\n"
         "| ✅ improvement | b | gemini | body | failed → passed |\n")
