@@ -14,7 +14,7 @@ from conformance import record_command, serve_command
 from conformance.cases import base_provider, load_cases
 from conformance.catalogue import render_catalogue
 from conformance.classify import classify_response
-from conformance.diff import compare, load_document
+from conformance.diff import apply_accepted, compare, load_accepted, load_document
 from conformance.diff import fails as diff_fails
 from conformance.diff import render_json as render_diff_json
 from conformance.diff import render_markdown as render_diff
@@ -92,6 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("--output", type=Path, help="also write the output to this file (for a PR comment)")
     diff.add_argument("--format", choices=("markdown", "json"), default="markdown",
                       help="markdown (default, for people) or json (for machines)")
+    diff.add_argument("--accept", type=Path, metavar="FILE",
+                      help="accepted changes (YAML/JSON list of case, provider, mode, reason): a regression they "
+                           "name becomes a change, with its reason")
     diff.add_argument("--fail-on", choices=("regression", "change"), default="regression",
                       help="exit 1 on a regression (default), or on any regression or change")
 
@@ -274,6 +277,11 @@ def _looks_like_stream(data: bytes) -> bool:
 def _diff(arguments: argparse.Namespace) -> int:
     (old, old_findings), (new, new_findings) = load_document(arguments.old), load_document(arguments.new)
     changes = compare(old, new, old_findings, new_findings)
+    if arguments.accept is not None:
+        for entry in apply_accepted(changes, load_accepted(arguments.accept)):
+            print(terminal_safe(f"note: {arguments.accept}: the accepted change {entry['case']} "
+                                f"[{entry['provider']}{', ' + entry['mode'] if entry.get('mode') else ''}] matched "
+                                "nothing; remove it once it no longer applies"), file=sys.stderr)
     render = render_diff_json if arguments.format == "json" else render_diff
     output = render(changes, str(arguments.old), str(arguments.new))
     print(terminal_safe(output) if arguments.format == "markdown" else output, end="")

@@ -364,3 +364,53 @@ def fails(changes: list[RowChange], fail_on: str) -> bool:
     """Whether the gate fails: on a regression (``regression``), or on any regression or change (``change``)."""
     labels = {"regression"} if fail_on == "regression" else {"regression", "change"}
     return any(change.label in labels for change in changes)
+
+
+def load_accepted(path: Path) -> list[dict[str, str]]:
+    """An allow-list of accepted changes (YAML or JSON): a list of ``{case, provider, mode?, reason}``, where case
+    and provider are shell patterns (``http_*``) and the reason is required. A bad entry is an InputError naming the
+    file and the entry."""
+    import yaml  # noqa: PLC0415
+
+    shown = str(path)
+    try:
+        document = yaml.safe_load(read_regular_file(path, shown, 1024 * 1024).decode("utf-8"))
+    except (UnicodeDecodeError, yaml.YAMLError) as error:
+        raise InputError([Problem(shown, None, f"not a YAML or JSON file ({error})",
+                                  "write a list of {case, provider, mode, reason} entries")]) from None
+    if not isinstance(document, list):
+        raise InputError([Problem(shown, None, "not a list of accepted changes",
+                                  "write a list of {case, provider, mode, reason} entries")])
+    entries, problems = [], []
+    for index, entry in enumerate(document):
+        if not isinstance(entry, dict) or not all(isinstance(entry.get(name), str) and entry[name].strip()
+                                                  for name in ("case", "provider", "reason")) \
+                or entry.get("mode") not in (None, "body", "stream") or set(entry) - {"case", "provider", "mode",
+                                                                                       "reason"}:
+            problems.append(Problem(shown, None, f"entry {index + 1} is not {{case, provider, mode?, reason}}",
+                                    "give case and provider (shell patterns), mode body or stream or none, and "
+                                    "why the change is accepted", f"/{index}"))
+            continue
+        entries.append({name: str(value) for name, value in entry.items()})
+    if problems:
+        raise InputError(problems)
+    return entries
+
+
+def apply_accepted(changes: list[RowChange], accepted: list[dict[str, str]]) -> list[dict[str, str]]:
+    """Regressions an entry accepts become changes, with the entry's reason first in their notes. Returns the
+    entries that matched nothing (stale: the change they accepted is gone)."""
+    import fnmatch  # noqa: PLC0415
+
+    used: set[int] = set()
+    for change in changes:
+        case, provider, mode = change.key
+        for index, entry in enumerate(accepted):
+            if fnmatch.fnmatchcase(case, entry["case"]) and fnmatch.fnmatchcase(provider, entry["provider"]) \
+                    and entry.get("mode") in (None, mode):
+                used.add(index)
+                if change.label == "regression":
+                    change.label = "change"
+                    change.notes.insert(0, f"accepted: {entry['reason']}")
+                break
+    return [entry for index, entry in enumerate(accepted) if index not in used]

@@ -148,6 +148,30 @@ def test_fail_on_change_and_the_json_format(tmp_path: Path) -> None:
     assert row["fixtures"] and any("output_tokens" in note for note in row["notes"])
 
 
+def test_an_accepted_regression_is_a_change_with_its_reason(tmp_path: Path) -> None:
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps(BASE))
+    regressed = copy.deepcopy(BASE)
+    first = regressed["results"][0]
+    first["passed"] = False
+    new = tmp_path / "new.json"
+    new.write_text(json.dumps(regressed))
+    accept = tmp_path / "accepted.yaml"
+    accept.write_text(f"- {{case: '{first['case']}', provider: '{first['provider'][:6]}*', mode: {first['mode']}, "
+                      "reason: the vendor now refuses this prompt}\n"
+                      "- {case: gone_case, provider: '*', reason: an old upgrade}\n")
+    completed = run_diff(str(old), str(new), "--accept", str(accept))
+    assert completed.returncode == 0, completed.stdout
+    assert "↔ change" in completed.stdout and "accepted: the vendor now refuses this prompt" in completed.stdout
+    assert "gone_case [*] matched nothing" in completed.stderr
+    other_mode = "stream" if first["mode"] == "body" else "body"
+    accept.write_text(f"- {{case: '{first['case']}', provider: '*', mode: {other_mode}, reason: r}}\n")
+    assert run_diff(str(old), str(new), "--accept", str(accept)).returncode == 1
+    accept.write_text("- {case: x, provider: y}\n")
+    bad = run_diff(str(old), str(new), "--accept", str(accept))
+    assert bad.returncode == 2 and "entry 1 is not {case, provider, mode?, reason}" in bad.stderr
+
+
 @pytest.mark.parametrize("content", ["{", "[]", '{"results": [1]}', "\udcff"])
 def test_cli_unreadable_input_exits_2_without_a_traceback(tmp_path: Path, content: str) -> None:
     bad = tmp_path / "bad.json"
