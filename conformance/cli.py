@@ -25,7 +25,7 @@ from conformance.http import lower_headers
 from conformance.hygiene import hygiene_problems, redact_file
 from conformance.jsontext import parse_json
 from conformance.registry import select_adapters
-from conformance.report import build_report, render_markdown, render_summary, write_reports
+from conformance.report import build_report, fixture_set, render_markdown, render_summary, write_reports
 from conformance.reportfiles import Terminated, handle_sigterm_as_interrupt, write_atomic
 from conformance.runner import run_all, run_case
 from conformance.sanitize import report_safe, terminal_safe
@@ -34,6 +34,7 @@ from conformance.selection import columns, coverage, missing_providers, select_i
 from conformance.sse import read_chunks
 from conformance.stack import select_stacks
 from conformance.stack_runner import stack_lanes
+from conformance.verification import verify as verify_reports
 from conformance.yamlfile import MAX_FILE_BYTES
 
 EXIT_OK, EXIT_FAILED, EXIT_INPUT = 0, 1, 2
@@ -92,6 +93,12 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("--output", type=Path, help="also write the output to this file (for a PR comment)")
     diff.add_argument("--format", choices=("markdown", "json"), default="markdown",
                       help="markdown (default, for people) or json (for machines)")
+    verify = commands.add_parser("verify", help="is this combination verified and green? (from report files)")
+    verify.add_argument("reports", type=Path, nargs="+", help="report.json files, or folders of them (CI artifacts)")
+    verify.add_argument("--require", action="append", default=[], metavar="SPEC",
+                        help="a package and version the report must record, e.g. openai>=3.50 (repeatable)")
+    verify.add_argument("--allow-failures", action="store_true",
+                        help="accept a report whose rows did not all pass (default: it must be green)")
     diff.add_argument("--accept", type=Path, metavar="FILE",
                       help="accepted changes (YAML/JSON list of case, provider, mode, reason): a regression they "
                            "name becomes a change, with its reason")
@@ -133,7 +140,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     handle_sigterm_as_interrupt()
     handler = {"run": _run, "inspect": _inspect, "diff": _diff, "list": _list, "redact": _redact,
                "validate": _validate, "init": _init, "schema": _schema,
-               "serve": _serve, "record": _record}[arguments.command]
+               "serve": _serve, "record": _record, "verify": _verify}[arguments.command]
     try:
         return handler(arguments)
     except InputError as error:
@@ -150,6 +157,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _serve(arguments: argparse.Namespace) -> int:
     return serve_command.serve(arguments, _roots(arguments))
+
+
+def _verify(arguments: argparse.Namespace) -> int:
+    yes, lines = verify_reports(arguments.reports, arguments.require, green=not arguments.allow_failures)
+    for line in lines:
+        print(terminal_safe(line))
+    print("verified: yes" if yes else "verified: no")
+    return EXIT_OK if yes else EXIT_FAILED
 
 
 def _record(arguments: argparse.Namespace) -> int:
@@ -180,7 +195,7 @@ def _run(arguments: argparse.Namespace) -> int:
     stacks = select_stacks(arguments.stack)
     stack_rows, lanes = stack_lanes(stacks, items, adapters, arguments.in_process)
     rows += stack_rows
-    report = build_report(rows, columns(list(adapters), items) + lanes, stacks)
+    report = build_report(rows, columns(list(adapters), items) + lanes, stacks, fixture_set(cases, rows))
     written = write_reports(report, arguments.report_dir)
     markdown = render_markdown(report)
     print(terminal_safe(markdown if arguments.verbose else render_summary(report)))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import platform
 from collections import Counter
@@ -21,10 +22,12 @@ from conformance.types import USAGE_FIELDS
 SCHEMA_VERSION = 1
 
 
-def build_report(rows: list[dict[str, Any]], providers: list[str], stacks: Sequence[Stack] = ()) -> dict[str, Any]:
+def build_report(rows: list[dict[str, Any]], providers: list[str], stacks: Sequence[Stack] = (),
+                 fixtures: dict[str, Any] | None = None) -> dict[str, Any]:
     """The report of ``rows``; two rows under one case × provider × mode key are refused (InputError): the
     upgrade gate matches rows by key and could keep the passing one. ``stacks``: the stacks whose rows are here,
-    for the findings their teams accept and the package versions they ran with."""
+    for the findings their teams accept and the package versions they ran with. ``fixtures``: the fixture set's
+    content hash (``fixture_set``), recorded as what the report verified."""
     rows = sorted(rows, key=lambda row: (row["case"], row["provider"], row["mode"]))
     repeated = sorted({(a["case"], a["provider"], a["mode"]) for a, b in zip(rows, rows[1:], strict=False)
                        if (a["case"], a["provider"], a["mode"]) == (b["case"], b["provider"], b["mode"])})
@@ -40,7 +43,7 @@ def build_report(rows: list[dict[str, Any]], providers: list[str], stacks: Seque
         "results": rows,
         "findings": [finding.to_dict() for finding in find_all(rows, {stack.row_id: stack.accepted
                                                                        for stack in stacks})],
-        "measured": measured(stacks),
+        "measured": {**measured(stacks), **({"fixtures": fixtures} if fixtures is not None else {})},
         "differs": differs_from_majority(rows),
     }
 
@@ -49,6 +52,34 @@ def measured(stacks: Sequence[Stack]) -> dict[str, Any]:
     """What the report measured with: the suite's version, Python's, and each stack's packages and versions."""
     return {"suite": __version__, "python": platform.python_version(),
             "stacks": {stack.row_id: stack.versions() for stack in sorted(stacks, key=lambda stack: stack.row_id)}}
+
+
+def fixture_set(cases: Sequence[Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The fixture set the rows ran on, as content: how many files and one SHA-256 over each file's path (as
+    reports show it, from the cases folder's name down) and bytes, sorted by path. Two reports with the same hash
+    ran on the same recordings, from whatever folder."""
+    ran = {(row["case"], row["provider"].split("@")[0]) for row in rows}
+    files: dict[str, Path] = {}
+    for case in cases:
+        for provider, fixtures in case.providers.items():
+            if (case.id, provider) not in ran:
+                continue
+            for turn in fixtures.turns:
+                for path in (turn.body_path, turn.stream, turn.error_path):
+                    if path is not None:
+                        files[_shown(path)] = path
+    digest = hashlib.sha256()
+    for shown in sorted(files):
+        digest.update(shown.encode("utf-8") + b"\0" + hashlib.sha256(files[shown].read_bytes()).digest())
+    return {"files": len(files), "sha256": digest.hexdigest()}
+
+
+def _shown(path: Path) -> str:
+    """A fixture path from its cases folder down (the folder that holds world.yaml)."""
+    for parent in path.parents:
+        if (parent / "world.yaml").is_file():
+            return path.relative_to(parent.parent).as_posix()
+    return path.name
 
 
 def differs_from_majority(rows: list[dict[str, Any]]) -> list[list[str]]:

@@ -1,0 +1,94 @@
+"""``conformance verify``: is this combination verified and green? Answered from report files alone (a folder of CI
+artifacts), no server: each report records what it verified (docs/ci.md, "Verification record")."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from conformance.errors import InputError, Problem
+
+
+def reports_in(paths: Sequence[Path]) -> list[Path]:
+    """The report.json files named, or found under the folders named, sorted."""
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found += sorted(path.rglob("report.json"))
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise InputError([Problem(str(path), None, "no such file or folder", "pass report.json files or folders")])
+    if not found:
+        raise InputError([Problem(", ".join(map(str, paths)), None, "no report.json here",
+                                  "pass the folder conformance run (or the pytest plugin) wrote its reports to")])
+    return found
+
+
+def versions_of(report: dict[str, Any]) -> dict[str, str]:
+    """Every package version a report records: the suite (``conformance``), ``python``, each stack's packages."""
+    measured = report.get("measured") or {}
+    versions = {"conformance": str(measured.get("suite")), "python": str(measured.get("python"))}
+    for packages in (measured.get("stacks") or {}).values():
+        versions.update({name.lower(): str(version) for name, version in packages.items() if version})
+    return versions
+
+
+def check(report: dict[str, Any], requirements: Sequence[str], green: bool) -> list[str]:
+    """Why a report does not verify the requirements (``openai>=3.50``, ``litellm==1.110.2``, ``python>=3.11``,
+    a bare name: any version), and, with ``green``, that all its rows passed; [] when it does."""
+    from packaging.requirements import InvalidRequirement, Requirement  # noqa: PLC0415 - pytest's dependency
+
+    versions = versions_of(report)
+    reasons = []
+    for text in requirements:
+        try:
+            requirement = Requirement(text)
+        except InvalidRequirement as error:
+            raise InputError([Problem("--require", None, f"{text!r} is not a requirement ({error})",
+                                      "write e.g. openai>=3.50 or litellm==1.110.2")]) from None
+        version = versions.get(requirement.name.lower())
+        if version is None:
+            reasons.append(f"{requirement.name} is not in it")
+        elif not requirement.specifier.contains(version, prereleases=True):
+            reasons.append(f"{requirement.name} {version} does not satisfy {requirement.specifier}")
+    summary = report.get("summary") or {}
+    if green and summary.get("failed", 1) != 0:
+        reasons.append(f"{summary.get('failed', '?')} of {summary.get('rows', '?')} rows failed")
+    return reasons
+
+
+def verify(paths: Sequence[Path], requirements: Sequence[str], green: bool = True) -> tuple[bool, list[str]]:
+    """(yes or no, one line per report saying why). Yes when at least one report verifies every requirement
+    (and passed whole, with ``green``)."""
+    lines, yes = [], False
+    for path in reports_in(paths):
+        try:
+            report = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as error:
+            lines.append(f"{path}: unreadable ({error})")
+            continue
+        if not isinstance(report, dict):
+            lines.append(f"{path}: not a conformance report")
+            continue
+        reasons = check(report, requirements, green)
+        fixtures = (report.get("measured") or {}).get("fixtures") or {}
+        what = (f"conformance {versions_of(report)['conformance']}, {report.get('summary', {}).get('rows', '?')} rows, "
+                f"fixtures {str(fixtures.get('sha256', '?'))[:12]}")
+        if reasons:
+            lines.append(f"no  {path} ({what}): " + "; ".join(reasons))
+        else:
+            yes = True
+            shown = ", ".join(f"{name} {versions_of(report).get(name.lower(), '')}" for name in
+                              (_name(text) for text in requirements))
+            lines.append(f"yes {path} ({what})" + (f": {shown}" if shown else "") + (", all rows passed" if green
+                                                                                    else ""))
+    return yes, lines
+
+
+def _name(text: str) -> str:
+    from packaging.requirements import Requirement  # noqa: PLC0415
+
+    return Requirement(text).name
