@@ -22,7 +22,7 @@ from conformance.cases import CASE_FILE, WORLD_FILE, Case, base_provider, load_c
 from conformance.errors import InputError
 from conformance.record import MODES as RECORD_MODES
 from conformance.registry import select_adapters
-from conformance.report import build_report, write_reports
+from conformance.report import build_report, fixture_set, write_reports
 from conformance.runner import modes_for, run_case_with_requests
 from conformance.sanitize import terminal_safe
 from conformance.snapshot import (
@@ -394,7 +394,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int | pytest.ExitC
     parsed = [json.loads(row) for row in rows]
     providers = sorted({row["provider"] for row in parsed})
     try:
-        write_reports(build_report(parsed, providers, _stacks(config)), config.rootpath / directory)
+        # The controller of an xdist session collected nothing: the cases are loaded again for the fixture hash.
+        cases = load_cases(config.stash[_ROOTS_KEY], known_providers=_adapters(config))
+        write_reports(build_report(parsed, providers, _stacks(config), fixture_set(cases, parsed)),
+                      config.rootpath / directory)
     except InputError as error:
         for problem in error.problems:
             _say(config, terminal_safe(f"conformance: error: {problem}"))
