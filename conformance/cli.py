@@ -25,12 +25,13 @@ from conformance.http import lower_headers
 from conformance.hygiene import hygiene_problems, redact_file
 from conformance.jsontext import parse_json
 from conformance.registry import select_adapters
-from conformance.report import build_report, fixture_set, render_markdown, render_summary, write_reports
+from conformance.report import build_report, fixture_files, render_markdown, render_summary, write_reports
 from conformance.reportfiles import Terminated, handle_sigterm_as_interrupt, write_atomic
 from conformance.runner import run_all, run_case
 from conformance.sanitize import report_safe, terminal_safe
 from conformance.scaffold import init, schema_path, schema_text
 from conformance.selection import columns, coverage, missing_providers, select_items
+from conformance.shard import add_costs, cases_of_shard, merge_reports, parse_shard
 from conformance.sse import read_chunks
 from conformance.stack import select_stacks
 from conformance.stack_runner import stack_lanes
@@ -76,6 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--stack", action="append", default=[], metavar="STACK",
                      help="also run a real client's lane: sdks, gateways, all, a reference stack "
                           "(openai-chat@openai-sdk) or module:object (repeatable; docs/stacks.md)")
+    run.add_argument("--shard", metavar="I/N",
+                     help="run only shard I of N: whole cases, split evenly by estimated cost; merge the N "
+                          "report.json files with `conformance merge` (docs/ci.md, \"Shards\")")
     run.add_argument("--in-process", action="store_true",
                      help="stacks answer through their clients' in-process seams instead of the loopback server")
 
@@ -93,6 +97,9 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("--output", type=Path, help="also write the output to this file (for a PR comment)")
     diff.add_argument("--format", choices=("markdown", "json"), default="markdown",
                       help="markdown (default, for people) or json (for machines)")
+    merge = commands.add_parser("merge", help="merge the reports of shards 1..N of one run into the unsharded report")
+    merge.add_argument("reports", type=Path, nargs="+", help="the shards' report.json files, or folders of them")
+    merge.add_argument("--report-dir", type=Path, default=Path("reports"), help="where to write the merged reports")
     verify = commands.add_parser("verify", help="is this combination verified and green? (from report files)")
     verify.add_argument("reports", type=Path, nargs="+", help="report.json files, or folders of them (CI artifacts)")
     verify.add_argument("--require", action="append", default=[], metavar="SPEC",
@@ -140,7 +147,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     handle_sigterm_as_interrupt()
     handler = {"run": _run, "inspect": _inspect, "diff": _diff, "list": _list, "redact": _redact,
                "validate": _validate, "init": _init, "schema": _schema,
-               "serve": _serve, "record": _record, "verify": _verify}[arguments.command]
+               "serve": _serve, "record": _record, "verify": _verify,
+               "merge": _merge}[arguments.command]
     try:
         return handler(arguments)
     except InputError as error:
@@ -167,6 +175,16 @@ def _verify(arguments: argparse.Namespace) -> int:
     return EXIT_OK if yes else EXIT_FAILED
 
 
+def _merge(arguments: argparse.Namespace) -> int:
+    """Exit 0 once the merged set is written, whatever its rows say: the shards' own exit codes (and
+    ``conformance verify``) tell whether rows failed."""
+    report = merge_reports(arguments.reports)
+    written = write_reports(report, arguments.report_dir)
+    print(terminal_safe(render_summary(report)))
+    print(terminal_safe("wrote " + ", ".join(str(path) for path in written)))
+    return EXIT_OK
+
+
 def _record(arguments: argparse.Namespace) -> int:
     return record_command.record(arguments, _roots(arguments))
 
@@ -183,7 +201,16 @@ def _run(arguments: argparse.Namespace) -> int:
     cases = load_cases(_roots(arguments), max_file_bytes=arguments.max_file_bytes,
                        known_providers=known)
     items = select_items(cases, adapters, arguments.case, arguments.keyword, arguments.mode)
-    if not items:
+    stacks = select_stacks(arguments.stack)
+    shard = parse_shard(arguments.shard) if arguments.shard is not None else None
+    if items and shard is not None:
+        # Every shard sees every selected item, so each computes the same split (conformance.shard).
+        costs = add_costs({}, [(item.case, item.provider, False) for item in items])
+        add_costs(costs, [(item.case, item.provider, True) for item in items for stack in stacks
+                          if stack.provider == item.provider])
+        mine = cases_of_shard(costs, shard)
+        items = [item for item in items if item.case.id in mine]
+    elif not items:
         filtered = arguments.case or arguments.keyword or arguments.mode
         raise InputError([Problem("--case/-k/--mode" if filtered else "--provider", None,
                                   "no case item matches the filters: nothing ran" if filtered else
@@ -192,10 +219,9 @@ def _run(arguments: argparse.Namespace) -> int:
                                   else "record fixtures under providers.<id> in the cases, or pick a provider they "
                                        "have")])
     rows = [run_case(item.case, item.provider, adapters[base_provider(item.provider)], item.mode) for item in items]
-    stacks = select_stacks(arguments.stack)
     stack_rows, lanes = stack_lanes(stacks, items, adapters, arguments.in_process)
     rows += stack_rows
-    report = build_report(rows, columns(list(adapters), items) + lanes, stacks, fixture_set(cases, rows))
+    report = build_report(rows, columns(list(adapters), items) + lanes, stacks, fixture_files(cases, rows), shard)
     written = write_reports(report, arguments.report_dir)
     markdown = render_markdown(report)
     print(terminal_safe(markdown if arguments.verbose else render_summary(report)))

@@ -22,9 +22,10 @@ from conformance.cases import CASE_FILE, WORLD_FILE, Case, base_provider, load_c
 from conformance.errors import InputError
 from conformance.record import MODES as RECORD_MODES
 from conformance.registry import select_adapters
-from conformance.report import build_report, fixture_set, write_reports
+from conformance.report import build_report, fixture_files, write_reports
 from conformance.runner import modes_for, run_case_with_requests
 from conformance.sanitize import terminal_safe
+from conformance.shard import add_costs, cases_of_shard, parse_shard
 from conformance.snapshot import (
     SNAPSHOT_FOLDER,
     differences,
@@ -75,6 +76,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--conformance-record-mode", choices=RECORD_MODES, default="none",
                     help="none (default): replay only; once, new_episodes, all: record the cases' turns for "
                          "each --conformance-upstream provider before collecting (docs/record.md)")
+    group.addoption("--conformance-shard", default=None, metavar="I/N",
+                    help="run only shard I of N of the case items (whole cases, split evenly by estimated cost); "
+                         "`conformance merge` joins the N reports (docs/ci.md, \"Shards\")")
     parser.addini("conformance_cases", type="paths", default=[],
                   help="cases folders to collect (each holds world.yaml); nothing is collected without it")
     parser.addini("conformance_adapters", type="linelist", default=[],
@@ -123,6 +127,33 @@ def _record_before_collecting(config: pytest.Config) -> None:
                 print(line)
     except InputError as error:
         raise pytest.UsageError(str(error)) from None
+
+
+def _shard(config: pytest.Config) -> tuple[int, int] | None:
+    text = config.getoption("conformance_shard", None)
+    if text is None:
+        return None
+    try:
+        return parse_shard(text, "--conformance-shard")
+    except InputError as error:
+        raise pytest.UsageError(str(error)) from None
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``--conformance-shard I/N``: keep the case items of the cases shard I runs (``conformance.shard``); other
+    tests are left alone."""
+    shard = _shard(config)
+    if shard is None:
+        return
+    ours = [item for item in items if isinstance(item, (CaseItem, NotRecorded))]
+    costs = add_costs({}, [(item.case, item.provider if not isinstance(item, StackItem) else item.stack.provider,
+                            isinstance(item, StackItem)) for item in ours])
+    mine = cases_of_shard(costs, shard)
+    dropped = [item for item in ours if item.case.id not in mine]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        gone = set(map(id, dropped))
+        items[:] = [item for item in items if id(item) not in gone]
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -382,7 +413,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int | pytest.ExitC
     _stale_snapshots(config)
     option = config.getoption("conformance_report")
     directory = config.getini("conformance_report") if option is None else option
-    if not directory or not rows:
+    shard = _shard(config)
+    if shard is not None and exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+        session.exitstatus = pytest.ExitCode.OK  # a shard left without cases is not a failure: its report is empty
+    if not directory or (not rows and shard is None):
         return
     stopped = exitstatus == pytest.ExitCode.INTERRUPTED or session.shouldfail or session.shouldstop
     if stopped and not config.getoption("conformance_report_partial"):
@@ -396,7 +430,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int | pytest.ExitC
     try:
         # The controller of an xdist session collected nothing: the cases are loaded again for the fixture hash.
         cases = load_cases(config.stash[_ROOTS_KEY], known_providers=_adapters(config))
-        write_reports(build_report(parsed, providers, _stacks(config), fixture_set(cases, parsed)),
+        write_reports(build_report(parsed, providers, _stacks(config), fixture_files(cases, parsed), shard),
                       config.rootpath / directory)
     except InputError as error:
         for problem in error.problems:

@@ -23,11 +23,24 @@ SCHEMA_VERSION = 1
 
 
 def build_report(rows: list[dict[str, Any]], providers: list[str], stacks: Sequence[Stack] = (),
-                 fixtures: dict[str, Any] | None = None) -> dict[str, Any]:
+                 fixtures: dict[str, str] | None = None, shard: tuple[int, int] | None = None) -> dict[str, Any]:
     """The report of ``rows``; two rows under one case × provider × mode key are refused (InputError): the
     upgrade gate matches rows by key and could keep the passing one. ``stacks``: the stacks whose rows are here,
-    for the findings their teams accept and the package versions they ran with. ``fixtures``: the fixture set's
-    content hash (``fixture_set``), recorded as what the report verified."""
+    for the findings their teams accept and the package versions they ran with. ``fixtures``: the fixture files
+    the rows ran on (``fixture_files``), recorded as what the report verified (their count and content hash).
+    ``shard``: (I, N) for shard I of N (``conformance.shard``); its report keeps the fixture files one by one, so
+    that ``merge_reports`` can hash the whole set."""
+    findings = [finding.to_dict() for finding in find_all(rows, {stack.row_id: stack.accepted for stack in stacks})]
+    report = assemble(rows, providers, findings, differs_from_majority(rows), measured(stacks), fixtures)
+    if shard is not None:
+        report["shard"] = {"index": shard[0], "of": shard[1], "fixture_files": dict(sorted((fixtures or {}).items()))}
+    return report
+
+
+def assemble(rows: list[dict[str, Any]], providers: Sequence[str], findings: list[dict[str, Any]],
+             differs: list[list[str]], measured_with: dict[str, Any],
+             fixtures: dict[str, str] | None) -> dict[str, Any]:
+    """The report from its parts (``build_report``, ``merge_reports``): rows sorted by key, a repeated key refused."""
     rows = sorted(rows, key=lambda row: (row["case"], row["provider"], row["mode"]))
     repeated = sorted({(a["case"], a["provider"], a["mode"]) for a, b in zip(rows, rows[1:], strict=False)
                        if (a["case"], a["provider"], a["mode"]) == (b["case"], b["provider"], b["mode"])})
@@ -37,27 +50,31 @@ def build_report(rows: list[dict[str, Any]], providers: list[str], stacks: Seque
     passed = sum(1 for row in rows if row["passed"])
     return {
         "schema_version": SCHEMA_VERSION,
-        "providers": sorted(providers),
+        "providers": sorted(set(providers)),
         "summary": {"rows": len(rows), "passed": passed, "failed": len(rows) - passed,
                     "cases": len({row["case"] for row in rows})},
         "results": rows,
-        "findings": [finding.to_dict() for finding in find_all(rows, {stack.row_id: stack.accepted
-                                                                       for stack in stacks})],
-        "measured": {**measured(stacks), **({"fixtures": fixtures} if fixtures is not None else {})},
-        "differs": differs_from_majority(rows),
+        "findings": sorted(findings, key=finding_key),
+        "measured": {**measured_with, **({"fixtures": fixture_digest(fixtures)} if fixtures is not None else {})},
+        "differs": sorted(differs),
     }
+
+
+def finding_key(finding: dict[str, Any]) -> tuple[str, str, str, int, str]:
+    """A finding's identity and sort order (``Finding.key``)."""
+    return finding["stack"], finding["case"], finding["mode"], finding["turn"] or 0, finding["field"]
 
 
 def measured(stacks: Sequence[Stack]) -> dict[str, Any]:
     """What the report measured with: the suite's version, Python's, and each stack's packages and versions."""
     return {"suite": __version__, "python": platform.python_version(),
-            "stacks": {stack.row_id: stack.versions() for stack in sorted(stacks, key=lambda stack: stack.row_id)}}
+            "stacks": {stack.row_id: dict(sorted(stack.versions().items()))
+                       for stack in sorted(stacks, key=lambda stack: stack.row_id)}}
 
 
-def fixture_set(cases: Sequence[Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """The fixture set the rows ran on, as content: how many files and one SHA-256 over each file's path (as
-    reports show it, from the cases folder's name down) and bytes, sorted by path. Two reports with the same hash
-    ran on the same recordings, from whatever folder."""
+def fixture_files(cases: Sequence[Any], rows: list[dict[str, Any]]) -> dict[str, str]:
+    """The fixture files the rows ran on: each file's path as reports show it (from the cases folder's name down)
+    and the SHA-256 of its bytes."""
     ran = {(row["case"], row["provider"].split("@")[0]) for row in rows}
     files: dict[str, Path] = {}
     for case in cases:
@@ -68,9 +85,15 @@ def fixture_set(cases: Sequence[Any], rows: list[dict[str, Any]]) -> dict[str, A
                 for path in (turn.body_path, turn.stream, turn.error_path):
                     if path is not None:
                         files[_shown(path)] = path
+    return {shown: hashlib.sha256(path.read_bytes()).hexdigest() for shown, path in files.items()}
+
+
+def fixture_digest(files: dict[str, str]) -> dict[str, Any]:
+    """The fixture set as content: how many files and one SHA-256 over each path and its bytes' hash, sorted by
+    path. Two reports with the same hash ran on the same recordings, from whatever folder."""
     digest = hashlib.sha256()
     for shown in sorted(files):
-        digest.update(shown.encode("utf-8") + b"\0" + hashlib.sha256(files[shown].read_bytes()).digest())
+        digest.update(shown.encode("utf-8") + b"\0" + bytes.fromhex(files[shown]))
     return {"files": len(files), "sha256": digest.hexdigest()}
 
 

@@ -12,11 +12,13 @@ from conformance.errors import InputError, Problem
 
 
 def reports_in(paths: Sequence[Path]) -> list[Path]:
-    """The report.json files named, or found under the folders named, sorted."""
+    """The report.json files named, or found under the folders named, sorted. Under a folder, the copies a report
+    folder keeps of its sets (``.current/``, ``.sets/``: ``conformance.reportfiles``) are not counted again."""
     found: list[Path] = []
     for path in paths:
         if path.is_dir():
-            found += sorted(path.rglob("report.json"))
+            found += sorted(file for file in path.rglob("report.json")
+                            if not any(part.startswith(".") for part in file.relative_to(path).parts[:-1]))
         elif path.is_file():
             found.append(path)
         else:

@@ -6,6 +6,7 @@ import contextlib
 import io
 import json
 import os
+import shutil
 import signal
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,3 +65,18 @@ def cli(*arguments: str, cwd: Path | None = None, env: dict[str, str] | None = N
             else:
                 os.environ[name] = value
     return CliResult(code, stdout.getvalue(), stderr.getvalue())
+
+
+def copied_cases(target: Path, copies: int, source: Path = CASES) -> Path:
+    """A generated task set: ``copies`` copies of every case in ``source``, each under a new id
+    (``<id>_<copy>``), with the world beside them; returns the new cases folder. Snapshots are not copied."""
+    target.mkdir(parents=True)
+    shutil.copy(source / "world.yaml", target / "world.yaml")
+    for copy in range(copies):
+        for case_file in sorted(source.glob("*/case.yaml")):
+            name = f"{case_file.parent.name}_{copy:03d}"
+            shutil.copytree(case_file.parent, target / name)
+            text = (target / name / "case.yaml").read_text(encoding="utf-8")
+            (target / name / "case.yaml").write_text(
+                text.replace(f"id: {case_file.parent.name}\n", f"id: {name}\n", 1), encoding="utf-8")
+    return target

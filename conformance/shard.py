@@ -1,0 +1,155 @@
+"""Splitting the case items across CI jobs (``--shard I/N``), and merging the shards' reports back into one.
+
+A shard takes whole cases: every provider, mode and stack row of a case runs in the same shard. The report's
+cross-row parts — which cells differ from most vendors (per case and mode), a stack's findings (beside its vendor's
+raw row) — are then complete in each shard, and the merged report is byte for byte the one an unsharded run writes
+(docs/ci.md, "Shards").
+
+Cases go to shards by estimated cost, largest first, each to the shard with the least cost so far (ties: the
+lower shard), so the split is the same on every machine and even within one case's cost. A case's cost is the
+sum over its items of the recorded turns the item replays, plus one; a stack row counts ``STACK_WEIGHT`` times
+a raw row, as a real client's lane costs several times more per turn (docs/performance.md).
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from conformance.diff import MAX_REPORT_BYTES, row_shape_problem
+from conformance.errors import InputError, Problem
+from conformance.files import read_regular_file
+from conformance.jsontext import parse_json
+from conformance.report import assemble
+from conformance.verification import reports_in
+
+STACK_WEIGHT = 8
+_SPEC = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
+
+
+def parse_shard(text: str, where: str = "--shard") -> tuple[int, int]:
+    """``I/N`` as (I, N), 1 ≤ I ≤ N; InputError naming ``where`` otherwise."""
+    match = _SPEC.match(text or "")
+    if match is None or not 1 <= int(match[1]) <= int(match[2]):
+        raise InputError([Problem(where, None, f"expected I/N with 1 <= I <= N, got {text!r}",
+                                  "e.g. --shard 2/4 runs the second of four shards")])
+    return int(match[1]), int(match[2])
+
+
+def item_cost(case: Any, provider: str, stack: bool = False) -> int:
+    """One item's estimated cost: the recorded turns it replays, plus one; a stack row ``STACK_WEIGHT`` times."""
+    fixtures = case.providers.get(provider)
+    cost = 1 + (len(fixtures.turns) if fixtures is not None else 0)
+    return cost * STACK_WEIGHT if stack else cost
+
+
+def assign(costs: Mapping[str, int], shards: int) -> dict[str, int]:
+    """Each case id (key of ``costs``) to its shard, 1 to ``shards``: largest cost first, to the least loaded
+    shard, ties to the lower shard; the same input gives the same split everywhere."""
+    loads = [(0, index) for index in range(1, shards + 1)]
+    heapq.heapify(loads)
+    placed: dict[str, int] = {}
+    for case_id in sorted(costs, key=lambda key: (-costs[key], key)):
+        load, index = heapq.heappop(loads)
+        placed[case_id] = index
+        heapq.heappush(loads, (load + costs[case_id], index))
+    return placed
+
+
+def cases_of_shard(costs: Mapping[str, int], shard: tuple[int, int]) -> set[str]:
+    """The case ids shard ``I`` of ``N`` runs."""
+    index, count = shard
+    return {case_id for case_id, placed in assign(costs, count).items() if placed == index}
+
+
+def add_costs(costs: dict[str, int], items: Iterable[tuple[Any, str, bool]]) -> dict[str, int]:
+    """Sum ``item_cost`` of (case, provider, is-stack) items into ``costs`` by case id; returns ``costs``."""
+    for case, provider, stack in items:
+        costs[case.id] = costs.get(case.id, 0) + item_cost(case, provider, stack)
+    return costs
+
+
+def merge_reports(paths: list[Path]) -> dict[str, Any]:
+    """One report from the reports of shards 1 to N of one run: byte for byte what the unsharded run writes.
+    InputError, naming the file, for a report that is not a shard's, a missing or repeated shard, shards of
+    different runs (suite, Python, stacks or N differ) or two shards that saw one fixture file with two contents."""
+    documents = [(str(path), _read_report(path)) for path in reports_in(paths)]
+    problems: list[Problem] = []
+    shards: dict[int, str] = {}
+    counts = set()
+    for shown, document in documents:
+        shard = document.get("shard")
+        if not (isinstance(shard, dict) and isinstance(shard.get("index"), int) and isinstance(shard.get("of"), int)
+                and isinstance(shard.get("fixture_files"), dict)):
+            problems.append(Problem(shown, None, "not a shard's report (no 'shard' object with index, of and "
+                                                 "fixture_files)", "pass the report.json of each run with --shard I/N",
+                                    "/shard"))
+            continue
+        counts.add(shard["of"])
+        if shard["index"] in shards:
+            problems.append(Problem(shown, None, f"shard {shard['index']}/{shard['of']} is given twice (also "
+                                                 f"{shards[shard['index']]})", "pass each shard's report once",
+                                    "/shard/index"))
+        shards[shard["index"]] = shown
+    if problems:
+        raise InputError(problems)
+    if len(counts) > 1:
+        raise InputError([Problem(shown, None, f"shard of {document['shard']['of']}, while others are of another "
+                                               f"count ({', '.join(str(count) for count in sorted(counts))})",
+                                  "merge the shards of one run, all with the same N", "/shard/of")
+                          for shown, document in documents])
+    count = counts.pop()
+    missing = sorted(set(range(1, count + 1)) - set(shards))
+    if missing:
+        raise InputError([Problem(", ".join(shown for shown, _ in documents), None,
+                                  f"shard(s) {', '.join(f'{index}/{count}' for index in missing)} missing",
+                                  "pass every shard's report.json: a merge of some shards would read as the "
+                                  "whole matrix")])
+    first_shown, first = documents[0]
+    reference = {key: value for key, value in first["measured"].items() if key != "fixtures"}
+    files: dict[str, str] = {}
+    for shown, document in documents:
+        here = {key: value for key, value in document.get("measured", {}).items() if key != "fixtures"}
+        if here != reference or document.get("schema_version") != first.get("schema_version"):
+            problems.append(Problem(shown, None, f"measured with {_spelled(here)}, while {first_shown} was measured "
+                                                 f"with {_spelled(reference)}",
+                                    "run every shard with the same suite, Python and stacks", "/measured"))
+        for path, digest in document["shard"]["fixture_files"].items():
+            if files.setdefault(path, digest) != digest:
+                problems.append(Problem(shown, None, f"{path} has other content than in another shard",
+                                        "run every shard on the same commit", "/shard/fixture_files"))
+    if problems:
+        raise InputError(problems)
+    measured_with = {key: reference[key] for key in ("suite", "python", "stacks") if key in reference}
+    return assemble([row for _, document in documents for row in document["results"]],
+                    [provider for _, document in documents for provider in document["providers"]],
+                    [finding for _, document in documents for finding in document.get("findings", [])],
+                    [cell for _, document in documents for cell in document.get("differs", [])],
+                    measured_with, files)
+
+
+def _spelled(measured: Mapping[str, Any]) -> str:
+    return json.dumps(measured, sort_keys=True)
+
+
+def _read_report(path: Path) -> dict[str, Any]:
+    shown = str(path)
+    try:
+        document = parse_json(read_regular_file(path, shown, MAX_REPORT_BYTES).decode("utf-8"))
+    except UnicodeDecodeError:
+        raise InputError([Problem(shown, None, "not UTF-8", "pass a report.json written by conformance")]) from None
+    except ValueError as error:
+        raise InputError([Problem(shown, getattr(error, "lineno", None), f"not JSON: {getattr(error, 'msg', error)}",
+                                  "pass a report.json written by conformance")]) from None
+    if not isinstance(document, dict) or not isinstance(document.get("results"), list):
+        raise InputError([Problem(shown, None, "no 'results' list: not a conformance report",
+                                  "pass the report.json that a sharded run wrote")])
+    problems = [Problem(shown, None, f"results[{index}] {wrong}", "pass an unmodified report.json", f"/results/{index}")
+                for index, row in enumerate(document["results"]) if (wrong := row_shape_problem(row))]
+    if problems:
+        raise InputError(problems[:20])
+    return document
