@@ -11,7 +11,7 @@ from typing import Any
 
 from conformance.adapter import Task
 from conformance.errors import InputError, Problem
-from conformance.fixtures import RecordedTurn, conventional_turns, load_turn, shown_path
+from conformance.fixtures import RecordedTurn, conventional_turns, forget_folders, load_turn, shown_path
 from conformance.registry import BUILTIN, load_object
 from conformance.schemas import schema_definition_problems, schema_errors
 from conformance.world import Principal, World
@@ -101,6 +101,7 @@ def load_cases(roots: list[Path], *, max_file_bytes: int = MAX_FILE_BYTES,
     problems: list[Problem] = []
     cases: list[Case] = []
     seen = {} if seen is None else seen
+    forget_folders()
     known = frozenset(BUILTIN if known_providers is None else known_providers)
     for root in roots:
         world = _load_world(root, problems, max_file_bytes)

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from conformance import gate as gate_command
 from conformance import record_command, serve_command
 from conformance.cases import base_provider, load_cases
 from conformance.catalogue import render_catalogue
@@ -21,6 +22,7 @@ from conformance.diff import render_markdown as render_diff
 from conformance.errors import InputError, Problem
 from conformance.files import read_regular_file, regular_file_problem
 from conformance.fixtures import shown_path
+from conformance.github import post_comment
 from conformance.http import lower_headers
 from conformance.hygiene import hygiene_problems, redact_file
 from conformance.jsontext import parse_json
@@ -97,6 +99,9 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("--output", type=Path, help="also write the output to this file (for a PR comment)")
     diff.add_argument("--format", choices=("markdown", "json"), default="markdown",
                       help="markdown (default, for people) or json (for machines)")
+    gate_command.add_parser(commands)
+    comment = commands.add_parser("comment", help="post the gate's comment.md on the pull request, updated in place")
+    comment.add_argument("file", type=Path, help="the comment.md conformance gate wrote")
     merge = commands.add_parser("merge", help="merge the reports of shards 1..N of one run into the unsharded report")
     merge.add_argument("reports", type=Path, nargs="+", help="the shards' report.json files, or folders of them")
     merge.add_argument("--report-dir", type=Path, default=Path("reports"), help="where to write the merged reports")
@@ -148,7 +153,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     handler = {"run": _run, "inspect": _inspect, "diff": _diff, "list": _list, "redact": _redact,
                "validate": _validate, "init": _init, "schema": _schema,
                "serve": _serve, "record": _record, "verify": _verify,
-               "merge": _merge}[arguments.command]
+               "merge": _merge, "gate": gate_command.gate, "comment": _comment}[arguments.command]
     try:
         return handler(arguments)
     except InputError as error:
@@ -173,6 +178,10 @@ def _verify(arguments: argparse.Namespace) -> int:
         print(terminal_safe(line))
     print("verified: yes" if yes else "verified: no")
     return EXIT_OK if yes else EXIT_FAILED
+
+
+def _comment(arguments: argparse.Namespace) -> int:
+    return post_comment(arguments.file)
 
 
 def _merge(arguments: argparse.Namespace) -> int:

@@ -46,6 +46,9 @@ _CASES_KEY = pytest.StashKey[dict[Path, dict[Path, list[Case]]]]()
 # every garbage-collector pass slower as the run goes on; strings are not tracked by it.
 _ROWS_KEY = pytest.StashKey[list[str]]()
 _WORKER_ROWS = "conformance_rows"
+_WORKER_FILES = "conformance_fixture_files"
+_FILES_KEY = pytest.StashKey[dict[str, str]]()
+_RAN_KEY = pytest.StashKey[set[tuple[str, str]]]()
 _IDS_KEY = pytest.StashKey[dict[str, str]]()
 _ADAPTERS_KEY = pytest.StashKey[dict[str, Any]]()
 _FROZEN_KEY = pytest.StashKey[bool]()
@@ -295,6 +298,7 @@ class CaseItem(pytest.Item):
         An exception from the adapter is raised as it was, so ``--tb`` and ``--pdb`` show the adapter's code."""
         row, error, requests = self._run()
         self.config.stash[_ROWS_KEY].append(json.dumps(row, separators=(",", ":")))
+        self.config.stash.setdefault(_RAN_KEY, set()).add((self.case.id, self.provider))
         if error is not None:
             detail = row["error"]
             error.add_note(f"conformance: case {self.case.id} [{self.provider}, {self.mode}], turn {detail['turn']} "
@@ -394,9 +398,11 @@ def _shown_path(path: Path, config: pytest.Config) -> str:
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node: Any, error: Any) -> None:
     """On the xdist controller: take the rows a worker ran (builtins only, as JSON text)."""
-    rows = getattr(node, "workeroutput", {}).get(_WORKER_ROWS)
+    output = getattr(node, "workeroutput", {})
+    rows = output.get(_WORKER_ROWS)
     if rows and _ROWS_KEY in node.config.stash:
         node.config.stash[_ROWS_KEY].extend(json.loads(rows))  # a list of row texts
+        node.config.stash.setdefault(_FILES_KEY, {}).update(json.loads(output.get(_WORKER_FILES, "{}")))
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int | pytest.ExitCode) -> None:
@@ -407,8 +413,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int | pytest.ExitC
     rows = config.stash[_ROWS_KEY]
     workeroutput = getattr(config, "workeroutput", None)
     if workeroutput is not None:
-        # An xdist worker hands its rows to the controller; only the controller writes files.
+        # An xdist worker hands its rows, and the fixture files they ran on, to the controller; only the controller
+        # writes files.
         workeroutput[_WORKER_ROWS] = json.dumps(rows)
+        ran = [{"case": case, "provider": provider} for case, provider in config.stash.get(_RAN_KEY, set())]
+        workeroutput[_WORKER_FILES] = json.dumps(_fixture_files(config, ran))
         return
     _stale_snapshots(config)
     option = config.getoption("conformance_report")
@@ -427,15 +436,21 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int | pytest.ExitC
         return
     parsed = [json.loads(row) for row in rows]
     providers = sorted({row["provider"] for row in parsed})
+    # The controller of an xdist session collected nothing: its workers sent the fixture files with the rows.
+    files = config.stash[_FILES_KEY] if _FILES_KEY in config.stash else _fixture_files(config, parsed)
     try:
-        # The controller of an xdist session collected nothing: the cases are loaded again for the fixture hash.
-        cases = load_cases(config.stash[_ROOTS_KEY], known_providers=_adapters(config))
-        write_reports(build_report(parsed, providers, _stacks(config), fixture_files(cases, parsed), shard),
-                      config.rootpath / directory)
+        write_reports(build_report(parsed, providers, _stacks(config), files, shard), config.rootpath / directory)
     except InputError as error:
         for problem in error.problems:
             _say(config, terminal_safe(f"conformance: error: {problem}"))
         session.exitstatus = pytest.ExitCode.USAGE_ERROR
+
+
+def _fixture_files(config: pytest.Config, rows: list[dict[str, Any]]) -> dict[str, str]:
+    """The fixture files behind ``rows`` (their case and provider), from the cases this process collected."""
+    cases = [case for by_file in config.stash.get(_CASES_KEY, {}).values() for loaded in by_file.values()
+             for case in loaded]
+    return fixture_files(cases, rows)
 
 
 def _stale_snapshots(config: pytest.Config) -> None:

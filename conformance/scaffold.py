@@ -13,6 +13,7 @@ import shutil
 from importlib import resources
 from pathlib import Path
 
+from conformance import __version__
 from conformance.cases import CASE_FILE, WORLD_FILE, load_cases
 from conformance.errors import InputError, Problem
 from conformance.registry import load_adapter, select_adapters
@@ -51,7 +52,9 @@ def init(target: Path, bundled: Path) -> list[str]:
     (target / "conformance_adapter.py").write_text(templates.joinpath("conformance_adapter.py").read_text())
     workflow = target / ".github/workflows/conformance.yml"
     workflow.parent.mkdir(parents=True, exist_ok=True)
-    workflow.write_text(templates.joinpath("conformance.yml").read_text())
+    install = install_command(target)
+    workflow.write_text(templates.joinpath("conformance.yml").read_text().replace("__INSTALL__", install)
+                        .replace("__SUITE__", f"conformance=={__version__}"))
     (target / SCHEMA_FOLDER).mkdir()
     for name in ("case", "world"):
         (target / SCHEMA_FOLDER / f"{name}.schema.json").write_text(schema_text(name))
@@ -61,11 +64,23 @@ def init(target: Path, bundled: Path) -> list[str]:
         f"wrote {cases}/ (world.yaml, {EXAMPLE}/ with fixtures for the built-in vendors and {STUB_PROVIDER}, "
         "__snapshots__/)",
         f"wrote {target / 'conformance_adapter.py'} (your adapter: a stub to replace with calls into your code)",
-        f"wrote {workflow}",
+        f"wrote {workflow} (the upgrade gate; it installs your stack with `{install}`: change CONFORMANCE_INSTALL "
+        "there if that is not how it installs)",
         f"wrote {target / SCHEMA_FOLDER}/ (the case and world schemas your editor reads through the modelines)",
         ini_note,
         "next: pytest  (runs the example case, its expectation and its snapshots)",
     ]
+
+
+def install_command(target: Path) -> str:
+    """How the repository's stack installs, as far as its files tell: ``requirements.txt``, else an installable
+    ``pyproject.toml`` (a ``[project]`` table), else nothing to install (``true``)."""
+    if (target / "requirements.txt").is_file():
+        return "python -m pip install -r requirements.txt"
+    pyproject = target / "pyproject.toml"
+    if pyproject.is_file() and "[project]" in pyproject.read_text(encoding="utf-8", errors="replace"):
+        return "python -m pip install -e ."
+    return "true"
 
 
 def _write_cases(cases: Path, bundled: Path) -> None:

@@ -1,0 +1,189 @@
+"""The upgrade gate in a team's repository: ``conformance gate``, ``conformance comment``, the workflow ``conformance
+init`` writes, and the local run of that workflow's steps in a temporary consumer repository (docs/ci.md)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conformance.gate import MARKER
+from tests.fake_github import FakeGitHub
+from tests.helpers import cli
+
+ROOT = Path(__file__).parent.parent
+
+
+@pytest.fixture(scope="module")
+def local_runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    out = tmp_path_factory.mktemp("gate") / "runs.json"
+    completed = subprocess.run([sys.executable, str(ROOT / "scripts/run-gate-locally"), "--json", str(out)],
+                               capture_output=True, text=True, check=False, timeout=900)
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    return json.loads(out.read_text())
+
+
+def failed_steps(run: dict) -> list[str]:
+    return [step["name"] for step in run["steps"] if step["outcome"] == "failure"]
+
+
+def test_a_no_op_change_runs_the_gate_and_passes(local_runs: dict) -> None:
+    run = local_runs["runs"]["noop"]
+    assert run["triggered"] and run["changed"] == ["requirements.txt"]
+    assert run["result"] == "success", run["steps"]
+    assert "**0 regression(s)**, 0 change(s)" in run["summary"]
+
+
+def test_a_regressing_sdk_bump_fails_the_gate_with_the_regression_named(local_runs: dict) -> None:
+    run = local_runs["runs"]["sdk-bump"]
+    assert run["triggered"] and run["result"] == "failure"
+    assert failed_steps(run) == ["Upgrade gate (base and head reports, their diff)"]
+    summary = run["summary"]
+    assert "**1 regression(s)**" in summary
+    assert "| ❌ regression | example | app-openai-chat | body | passed → failed" in summary
+    assert "turn 1 kind tool\\_calls → text" in summary
+    assert "fixtures: cases/example/app-openai-chat/turn1.json" in summary
+    # The comment step still ran after the failed gate, and so did the upload.
+    outcomes = {step["name"]: step["outcome"] for step in run["steps"]}
+    assert outcomes["Pull-request comment (updated in place)"] == "success"
+    assert outcomes["actions/upload-artifact@v4"] == "success"
+
+
+def test_the_pull_request_comment_is_updated_in_place(local_runs: dict) -> None:
+    comments = local_runs["comments"]["7"]  # two pushes to pull request 7: the no-op, then the bump
+    assert len(comments) == 1
+    assert comments[0]["body"].startswith(MARKER) and "**1 regression(s)**" in comments[0]["body"]
+    calls = [call for call in local_runs["api_calls"] if "/issues/7/" in call or "/issues/comments/" in call]
+    assert [call.split()[0] for call in calls] == ["GET", "POST", "GET", "PATCH"]
+
+
+def test_a_base_that_cannot_be_built_is_said_clearly_and_does_not_fail(local_runs: dict) -> None:
+    run = local_runs["runs"]["broken-base"]
+    assert run["result"] == "success", run["steps"]
+    summary = run["summary"]
+    assert "could not be built: the gate did not compare anything" in summary
+    assert "installing the base's stack failed: `python -m pip install -r requirements.txt` exited 1" in summary
+    assert "acme-llm==0.9.0" in summary  # the end of pip's own output
+    assert "cannot read" not in summary
+
+
+def test_the_workflow_triggers_on_lockfiles_and_needs_only_what_it_uses(tmp_path: Path) -> None:
+    (tmp_path / "requirements.txt").write_text("openai==2.1.0\n")
+    assert cli("init", str(tmp_path)).returncode == 0
+    text = (tmp_path / ".github/workflows/conformance.yml").read_text()
+    workflow = yaml.safe_load(text)
+    paths = workflow[True]["pull_request"]["paths"]
+    for pattern in ("cases/**", "conformance_adapter.py", "**/requirements*.txt", "**/*.lock", "pyproject.toml"):
+        assert pattern in paths
+    assert workflow["permissions"] == {"contents": "read", "pull-requests": "write"}
+    assert workflow["env"]["CONFORMANCE_INSTALL"] == "python -m pip install -r requirements.txt"
+    assert workflow["env"]["CONFORMANCE_SUITE"].startswith("conformance==")
+    runs = " ".join(step.get("run", "") for step in workflow["jobs"]["gate"]["steps"])
+    assert "conformance gate" in runs and "conformance comment" in runs
+    assert "pytest" not in runs and "chromium" not in runs  # no unit tests, no browser before the gate
+
+
+@pytest.mark.parametrize(("files", "expected"), [
+    ({"pyproject.toml": "[project]\nname = 'agent'\n"}, "python -m pip install -e ."),
+    ({}, "true"),
+])
+def test_init_writes_the_install_command_the_repository_suggests(tmp_path: Path, files: dict[str, str],
+                                                                 expected: str) -> None:
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    result = cli("init", str(tmp_path))
+    assert result.returncode == 0 and f"`{expected}`" in result.stdout
+    workflow = yaml.safe_load((tmp_path / ".github/workflows/conformance.yml").read_text())
+    assert workflow["env"]["CONFORMANCE_INSTALL"] == expected
+
+
+def git(repo: Path, *arguments: str) -> None:
+    subprocess.run(["git", *arguments], cwd=repo, check=True, capture_output=True)
+
+
+@pytest.fixture
+def repository(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "user.email", "ci@example.invalid")
+    git(repo, "config", "user.name", "CI")
+    (repo / "README.md").write_text("# agent\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "before the suite")
+    assert cli("init", str(repo)).returncode == 0
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "the suite")
+    return repo
+
+
+def test_a_base_without_cases_has_nothing_to_compare(repository: Path) -> None:
+    result = cli("gate", "--base", "HEAD~1", "--share-head-packages", cwd=repository)
+    assert result.returncode == 0, result.stderr
+    comment = (repository / "reports/conformance/comment.md").read_text()
+    assert comment.startswith(MARKER) and "has no cases folder" in comment
+    assert (repository / "reports/conformance/head/report.json").is_file()
+
+
+@pytest.mark.parametrize(("strict", "code"), [((), 0), (("--strict-base",), 2)])
+def test_a_base_ref_that_is_not_fetched_is_named(repository: Path, strict: tuple[str, ...], code: int) -> None:
+    result = cli("gate", "--base", "origin/main", *strict, cwd=repository)
+    assert result.returncode == code
+    assert "origin/main is not a commit in this clone: fetch it" in result.stderr
+    assert "fetch-depth: 0" in (repository / "reports/conformance/diff.md").read_text()
+
+
+def test_a_head_that_cannot_run_its_cases_exits_2(repository: Path) -> None:
+    result = cli("gate", "--base", "HEAD", "--cases", "nowhere", cwd=repository)
+    assert result.returncode == 2
+    assert "no cases folder (nowhere)" in (repository / "reports/conformance/diff.md").read_text()
+
+
+def test_an_empty_base_ref_is_refused(repository: Path) -> None:
+    result = cli("gate", "--base", "origin/", cwd=repository)
+    assert result.returncode == 2 and "--base" in result.stderr and "pull_request" in result.stderr
+
+
+def event(tmp_path: Path, number: int = 12) -> dict[str, str]:
+    (tmp_path / "event.json").write_text(json.dumps({"pull_request": {"number": number}}))
+    return {"GITHUB_EVENT_PATH": str(tmp_path / "event.json"), "GITHUB_REPOSITORY": "acme/agent",
+            "GITHUB_TOKEN": "fake-token"}
+
+
+def test_comment_posts_once_then_edits_its_own_comment(tmp_path: Path) -> None:
+    (tmp_path / "comment.md").write_text(f"{MARKER}\nfirst\n")
+    with FakeGitHub() as github:
+        github.comments[12] = [{"id": 5, "body": "a reviewer's comment"}]
+        env = {**event(tmp_path), "GITHUB_API_URL": github.url}
+        assert cli("comment", str(tmp_path / "comment.md"), env=env).returncode == 0
+        (tmp_path / "comment.md").write_text(f"{MARKER}\nsecond\n")
+        second = cli("comment", str(tmp_path / "comment.md"), env=env)
+    assert second.returncode == 0 and "updated comment" in second.stdout
+    assert [comment["body"] for comment in github.comments[12]] == ["a reviewer's comment", f"{MARKER}\nsecond\n"]
+    assert set(github.tokens) == {"Bearer fake-token"}
+
+
+def test_comment_without_write_access_warns_and_exits_0(tmp_path: Path) -> None:
+    (tmp_path / "comment.md").write_text("text without the marker\n")
+    with FakeGitHub(deny=True) as github:
+        result = cli("comment", str(tmp_path / "comment.md"), env={**event(tmp_path), "GITHUB_API_URL": github.url})
+    assert result.returncode == 0 and "HTTP 403" in result.stderr and "fork" in result.stderr
+
+
+def test_comment_outside_a_pull_request_writes_nothing(tmp_path: Path) -> None:
+    (tmp_path / "comment.md").write_text("text\n")
+    result = cli("comment", str(tmp_path / "comment.md"), env={"GITHUB_EVENT_PATH": str(tmp_path / "none.json")})
+    assert result.returncode == 0 and "not a pull_request event" in result.stdout
+
+
+def test_a_long_comment_is_cut_at_githubs_limit(tmp_path: Path) -> None:
+    (tmp_path / "comment.md").write_text(MARKER + "\n" + "x" * 100_000)
+    with FakeGitHub() as github:
+        assert cli("comment", str(tmp_path / "comment.md"),
+                   env={**event(tmp_path), "GITHUB_API_URL": github.url}).returncode == 0
+    body = github.comments[12][0]["body"]
+    assert len(body) < 65_536 and body.endswith("and the artifacts.\n")
