@@ -133,6 +133,8 @@ def _lock_path(path: Path) -> str:
 
 def differences(old: Any, new: Any, where: tuple[str, ...] = ()) -> list[str]:
     """Every leaf that differs, one line each, named as a reader says it (``turn 2 › kind: 'text' → 'empty'``)."""
+    if old == new:  # the common case, in C; the walk below compares leaves with == too, so it would find nothing
+        return []
     if isinstance(old, dict) and isinstance(new, dict):
         lines: list[str] = []
         for key in sorted(set(old) | set(new), key=str):
