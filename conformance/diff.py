@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from deepdiff import DeepDiff
 
@@ -45,9 +45,9 @@ def load_report(path: Path) -> dict[Key, dict[str, Any]]:
     return load_document(path)[0]
 
 
-def load_document(path: Path) -> tuple[dict[Key, dict[str, Any]], list[dict[str, Any]] | None]:
-    """A report.json's rows by case × provider × mode, and its findings (None in a report written before findings
-    were measured); InputError for anything the gate cannot trust."""
+def read_report(path: Path) -> dict[str, Any]:
+    """A report.json as parsed JSON, with a ``results`` list and this version's ``schema_version``; InputError,
+    naming the file, otherwise."""
     shown = str(path)
     try:
         document = parse_json(read_regular_file(path, shown, MAX_REPORT_BYTES).decode("utf-8"))
@@ -65,6 +65,15 @@ def load_document(path: Path) -> tuple[dict[Key, dict[str, Any]], list[dict[str,
     if version != SCHEMA_VERSION:
         raise InputError([Problem(shown, None, f"schema_version is {version!r}; this conformance reads "
                                                f"{SCHEMA_VERSION}", "compare reports written by the same version")])
+    return cast(dict[str, Any], document)
+
+
+def load_document(path: Path) -> tuple[dict[Key, dict[str, Any]], list[dict[str, Any]] | None]:
+    """A report.json's rows by case × provider × mode, and its findings (None in a report written before findings
+    were measured); InputError for anything the gate cannot trust."""
+    shown = str(path)
+    document = read_report(path)
+    results = document["results"]
     rows: dict[Key, dict[str, Any]] = {}
     problems: list[Problem] = []
     for index, row in enumerate(results):

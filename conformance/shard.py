@@ -20,10 +20,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from conformance.diff import MAX_REPORT_BYTES, row_shape_problem
+from conformance.diff import read_report, row_shape_problem
 from conformance.errors import InputError, Problem
-from conformance.files import read_regular_file
-from conformance.jsontext import parse_json
 from conformance.report import assemble
 from conformance.verification import reports_in
 
@@ -114,7 +112,7 @@ def merge_reports(paths: list[Path]) -> dict[str, Any]:
     files: dict[str, str] = {}
     for shown, document in documents:
         here = {key: value for key, value in document.get("measured", {}).items() if key != "fixtures"}
-        if here != reference or document.get("schema_version") != first.get("schema_version"):
+        if here != reference:
             problems.append(Problem(shown, None, f"measured with {_spelled(here)}, while {first_shown} was measured "
                                                  f"with {_spelled(reference)}",
                                     "run every shard with the same suite, Python and stacks", "/measured"))
@@ -137,18 +135,9 @@ def _spelled(measured: Mapping[str, Any]) -> str:
 
 
 def _read_report(path: Path) -> dict[str, Any]:
-    shown = str(path)
-    try:
-        document = parse_json(read_regular_file(path, shown, MAX_REPORT_BYTES).decode("utf-8"))
-    except UnicodeDecodeError:
-        raise InputError([Problem(shown, None, "not UTF-8", "pass a report.json written by conformance")]) from None
-    except ValueError as error:
-        raise InputError([Problem(shown, getattr(error, "lineno", None), f"not JSON: {getattr(error, 'msg', error)}",
-                                  "pass a report.json written by conformance")]) from None
-    if not isinstance(document, dict) or not isinstance(document.get("results"), list):
-        raise InputError([Problem(shown, None, "no 'results' list: not a conformance report",
-                                  "pass the report.json that a sharded run wrote")])
-    problems = [Problem(shown, None, f"results[{index}] {wrong}", "pass an unmodified report.json", f"/results/{index}")
+    document = read_report(path)
+    problems = [Problem(str(path), None, f"results[{index}] {wrong}", "pass an unmodified report.json",
+                        f"/results/{index}")
                 for index, row in enumerate(document["results"]) if (wrong := row_shape_problem(row))]
     if problems:
         raise InputError(problems[:20])
