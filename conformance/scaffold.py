@@ -84,8 +84,11 @@ def install_command(target: Path) -> str:
 
 
 def _write_cases(cases: Path, bundled: Path) -> None:
+    """The world (the bundled one) and the example: a case of its own, shipped with the scaffold, so that
+    re-recording a bundled case never changes what a new repository starts from."""
     example = cases / EXAMPLE
-    shutil.copytree(bundled / "normal", example)
+    with resources.as_file(resources.files("conformance").joinpath("templates/init/example")) as source:
+        shutil.copytree(source, example)
     shutil.copytree(example / "openai-chat", example / STUB_PROVIDER)
     text = (example / CASE_FILE).read_text(encoding="utf-8")
     for key in ("id", "scenario"):

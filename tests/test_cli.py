@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conformance.cli import main
-from tests.helpers import CASES, FIXTURES, CliResult, cli
+from tests.helpers import CASES, FIXTURES, OWN, CliResult, cli
 
 
 def run_cli(*arguments: str, cwd: Path | None = None) -> CliResult:
@@ -63,13 +63,16 @@ def test_inspect_unknown_provider_exits_2() -> None:
     assert completed.returncode == 2 and "unknown provider" in completed.stderr
 
 
-def test_run_writes_reports_and_exits_0(tmp_path: Path) -> None:
+def test_the_whole_bundled_matrix_passes(tmp_path: Path) -> None:
+    """The one test that needs every bundled case to pass; the others run the tests' own frozen copy."""
     completed = run_cli("run", "--report-dir", str(tmp_path))
     assert completed.returncode == 0, completed.stdout + completed.stderr
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["summary"]["failed"] == 0
     assert {row["provider"] for row in report["results"]} >= {"openai-responses", "openai-chat"}
     assert (tmp_path / "report.md").read_text().startswith("# Conformance report")
+    validated = run_cli("validate")  # the bundled cases' hygiene, and every expectation met on replay
+    assert validated.returncode == 0, validated.stdout + validated.stderr
 
 
 def copy_cases(tmp_path: Path) -> Path:
@@ -88,7 +91,7 @@ def test_run_exits_1_when_a_stop_reason_changes(tmp_path: Path) -> None:
     failed = [(row["case"], row["provider"], row["mode"]) for row in report["results"] if not row["passed"]]
     assert failed == [("truncation", "openai-chat", "body")]
     before = tmp_path / "before"
-    assert run_cli("run", "--report-dir", str(before)).returncode == 0
+    assert run_cli("run", *OWN, "--report-dir", str(before)).returncode == 0
     gate = run_cli("diff", str(before / "report.json"), str(tmp_path / "out/report.json"))
     assert gate.returncode == 1
     assert "| ❌ regression | truncation | openai-chat | body |" in gate.stdout
@@ -174,7 +177,7 @@ def test_inspect_bedrock_json_lines_stream(capsys: pytest.CaptureFixture[str]) -
 
 
 def test_run_reports_both_modes_with_a_stream_summary_per_stream_turn(tmp_path: Path) -> None:
-    completed = run_cli("run", "--report-dir", str(tmp_path))
+    completed = run_cli("run", *OWN, "--report-dir", str(tmp_path))
     assert completed.returncode == 0, completed.stdout + completed.stderr
     rows = json.loads((tmp_path / "report.json").read_text())["results"]
     assert {(row["provider"], row["mode"]) for row in rows} == {
@@ -192,7 +195,7 @@ def test_run_reports_both_modes_with_a_stream_summary_per_stream_turn(tmp_path: 
 def test_run_appends_the_markdown_report_to_the_github_step_summary(tmp_path: Path) -> None:
     summary = tmp_path / "summary.md"
     summary.write_text("earlier step\n")
-    completed = cli("run", "--report-dir", str(tmp_path / "r"), env={"GITHUB_STEP_SUMMARY": str(summary)})
+    completed = cli("run", *OWN, "--report-dir", str(tmp_path / "r"), env={"GITHUB_STEP_SUMMARY": str(summary)})
     assert completed.returncode == 0
     text = summary.read_text()
     assert text.startswith("earlier step\n# Conformance report")
@@ -211,7 +214,7 @@ def test_validate_refuses_a_turn_with_two_body_sources(tmp_path: Path) -> None:
 
 
 def test_run_with_nothing_to_run_exits_2() -> None:
-    completed = run_cli("run", "--adapter", "tests.slow_adapter:ADAPTER", "--provider", "openai-chat",
+    completed = run_cli("run", *OWN, "--adapter", "tests.slow_adapter:ADAPTER", "--provider", "openai-chat",
                         "--cases", str(FIXTURES.parent / "broken_cases" / "does-not-exist"))
     assert completed.returncode == 2 and "cases folder not found" in completed.stderr
 
@@ -220,7 +223,7 @@ def test_run_exits_2_when_no_case_has_fixtures_for_the_provider(tmp_path: Path) 
     adapter = tmp_path / "my_adapter.py"
     adapter.write_text("import dataclasses\nfrom conformance.providers.openai_chat import ADAPTER as CHAT\n"
                        "ADAPTER = dataclasses.replace(CHAT, id='myapp-chat')\n")
-    completed = run_cli("run", "--adapter", f"{adapter}:ADAPTER", "--provider", "myapp-chat",
+    completed = run_cli("run", *OWN, "--adapter", f"{adapter}:ADAPTER", "--provider", "myapp-chat",
                         "--report-dir", str(tmp_path / "r"), cwd=tmp_path)
     assert completed.returncode == 2
     assert "no case has fixtures for myapp-chat: nothing ran" in completed.stderr
@@ -242,7 +245,7 @@ def _rows(folder: Path) -> list[tuple[str, str, str]]:
 
 
 def test_run_filters_like_pytest_by_case_pattern_keyword_and_mode(tmp_path: Path) -> None:
-    completed = run_cli("run", "--report-dir", str(tmp_path), "--case", "http_*", "--case", "normal",
+    completed = run_cli("run", *OWN, "--report-dir", str(tmp_path), "--case", "http_*", "--case", "normal",
                         "-k", "(openai or gemini) and not responses", "--mode", "body")
     assert completed.returncode == 0, completed.stderr
     assert _rows(tmp_path) == [(case, provider, "body")
@@ -253,19 +256,19 @@ def test_run_filters_like_pytest_by_case_pattern_keyword_and_mode(tmp_path: Path
 
 @pytest.mark.parametrize("expression", ["openai and", "(gemini", "and gemini", "gemini )"])
 def test_a_broken_keyword_expression_exits_2_naming_it(expression: str, tmp_path: Path) -> None:
-    completed = run_cli("run", "--report-dir", str(tmp_path), "-k", expression)
+    completed = run_cli("run", *OWN, "--report-dir", str(tmp_path), "-k", expression)
     assert completed.returncode == 2
     assert completed.stderr.startswith("error: -k: ") and repr(expression) in completed.stderr
 
 
 def test_filters_that_match_nothing_exit_2_and_write_nothing(tmp_path: Path) -> None:
-    completed = run_cli("run", "--report-dir", str(tmp_path / "r"), "--case", "no_such_case")
+    completed = run_cli("run", *OWN, "--report-dir", str(tmp_path / "r"), "--case", "no_such_case")
     assert completed.returncode == 2 and "no case item matches the filters" in completed.stderr
     assert not (tmp_path / "r").exists()
 
 
 def test_run_prints_the_coverage_matrix_and_require_providers_fails_a_gap(tmp_path: Path) -> None:
-    plain = run_cli("run", "--report-dir", str(tmp_path / "a"), "--case", "pause_turn", "--case", "normal")
+    plain = run_cli("run", *OWN, "--report-dir", str(tmp_path / "a"), "--case", "pause_turn", "--case", "normal")
     assert plain.returncode == 0
     lines = plain.stdout.splitlines()
     header = next(line for line in lines if line.startswith("coverage "))
@@ -273,13 +276,13 @@ def test_run_prints_the_coverage_matrix_and_require_providers_fails_a_gap(tmp_pa
                               "openai-responses"]
     assert next(line for line in lines if line.startswith("pause_turn ")).split() == [
         "pause_turn", "body+stream", "not", "recorded", "not", "recorded", "not", "recorded", "not", "recorded"]
-    required = run_cli("run", "--report-dir", str(tmp_path / "b"), "--case", "pause_turn", "--require-providers",
+    required = run_cli("run", *OWN, "--report-dir", str(tmp_path / "b"), "--case", "pause_turn", "--require-providers",
                        "--provider", "anthropic-messages", "--provider", "gemini")
     assert required.returncode == 1
-    # The bundled cases show as `cases/…` here and as `conformance/cases/…` in a copy where the link is a folder.
-    assert [line.replace("error: conformance/cases/", "error: cases/", 1)
-            for line in required.stderr.strip().splitlines()] == [
-        "error: cases/pause_turn/case.yaml: case pause_turn has no fixtures for gemini. Fix: record "
+    case_file = CASES / "pause_turn/case.yaml"  # shown relative to the working directory when inside it
+    shown = case_file.relative_to(Path.cwd()) if Path.cwd() in case_file.parents else case_file
+    assert required.stderr.strip().splitlines() == [
+        f"error: {shown}: case pause_turn has no fixtures for gemini. Fix: record "
         "gemini/turn1.json beside the case file and list 'gemini: {}' under providers:, or run without "
         "--require-providers"]
 

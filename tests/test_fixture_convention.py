@@ -30,8 +30,8 @@ def test_conventional_turns_load_as_bodies_and_streams_in_order() -> None:
     normal = next(case for case in load_cases([CASES]) if case.id == "normal")
     turns = normal.providers["bedrock-converse"].turns
     assert [(turn.source, turn.stream_source) for turn in turns] == [
-        ("cases/normal/bedrock-converse/turn1.json", "cases/normal/bedrock-converse/turn1.jsonl"),
-        ("cases/normal/bedrock-converse/turn2.json", "cases/normal/bedrock-converse/turn2.jsonl"),
+        (f"{CASES.name}/normal/bedrock-converse/turn1.json", f"{CASES.name}/normal/bedrock-converse/turn1.jsonl"),
+        (f"{CASES.name}/normal/bedrock-converse/turn2.json", f"{CASES.name}/normal/bedrock-converse/turn2.jsonl"),
     ]
 
 

@@ -20,7 +20,7 @@ from conformance.registry import builtin_adapters
 from conformance.runner import modes_for, run_case
 from conformance.stack import gateway_stacks
 from conformance.stack_runner import run_stack_case
-from tests.helpers import CASES, cli
+from tests.helpers import CASES, OWN, cli
 
 for _module in ("litellm", "langchain_openai", "langchain_anthropic", "langchain_aws", "langchain_google_genai",
                 "pydantic_ai"):
@@ -34,7 +34,7 @@ CASE = {case.id: case for case in load_cases([CASES])}
 @pytest.fixture(scope="module")
 def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     folder = tmp_path_factory.mktemp("gateways")
-    result = cli("run", "--stack", "gateways", "--report-dir", str(folder))
+    result = cli("run", *OWN, "--stack", "gateways", "--report-dir", str(folder))
     assert result.returncode in (0, 1), result.stderr
     document: dict[str, Any] = json.loads((folder / "report.json").read_text())
     document["markdown"] = (folder / "report.md").read_text()

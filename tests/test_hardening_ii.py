@@ -25,7 +25,7 @@ from conformance.registry import builtin_adapters
 from conformance.sse import iter_lines
 from conformance.world import World
 from conformance.yamlfile import load_yaml
-from tests.helpers import CASES, FIXTURES, CliResult, cli
+from tests.helpers import CASES, FIXTURES, OWN, CliResult, cli
 from tests.slow_adapter import wait_until_started
 
 ROOT = Path(__file__).parent.parent
@@ -228,7 +228,7 @@ def test_line_assembly_keeps_a_crlf_split_across_chunks() -> None:
 # ---- 6. The gate never misses a failing row --------------------------------------------------------------------
 
 def _report(tmp_path: Path) -> dict[str, Any]:
-    completed = run_cli("run", "--provider", "openai-chat", "--report-dir", str(tmp_path / "base"))
+    completed = run_cli("run", *OWN, "--provider", "openai-chat", "--report-dir", str(tmp_path / "base"))
     assert completed.returncode == 0, completed.stderr
     return json.loads((tmp_path / "base/report.json").read_text())
 
@@ -439,7 +439,7 @@ def test_an_adapter_can_be_named_by_its_file(tmp_path: Path) -> None:
     adapter = tmp_path / "my_adapter.py"
     adapter.write_text("import dataclasses\nfrom conformance.providers.openai_chat import ADAPTER as CHAT\n"
                        "ADAPTER = dataclasses.replace(CHAT, id='openai-chat')\n")
-    completed = run_cli("run", "--adapter", f"{adapter}:ADAPTER", "--provider", "openai-chat", "--report-dir",
+    completed = run_cli("run", *OWN, "--adapter", f"{adapter}:ADAPTER", "--provider", "openai-chat", "--report-dir",
                         str(tmp_path / "r"), cwd=tmp_path, command=[str(Path(sys.executable).parent / "conformance")])
     assert completed.returncode == 0, completed.stderr
 
@@ -537,14 +537,14 @@ def test_sigterm_during_a_run_keeps_the_previous_reports_and_leaves_no_temporary
 def test_an_unwritable_report_folder_exits_2_with_a_message(tmp_path: Path, blocker: str) -> None:
     (tmp_path / "taken").write_text("not a folder")
     target = tmp_path / "taken" if blocker == "file" else tmp_path / "taken" / "reports"
-    completed = run_cli("run", "--provider", "openai-chat", "--report-dir", str(target))
+    completed = run_cli("run", *OWN, "--provider", "openai-chat", "--report-dir", str(target))
     assert completed.returncode == 2 and "cannot write the reports" in completed.stderr
     assert "Traceback" not in completed.stderr
 
 
 def test_an_unwritable_step_summary_warns_and_keeps_the_verdict(tmp_path: Path) -> None:
     env = {"GITHUB_STEP_SUMMARY": str(tmp_path)}  # a folder: cannot be appended to
-    completed = run_cli("run", "--provider", "openai-chat", "--report-dir", str(tmp_path / "r"), env=env)
+    completed = run_cli("run", *OWN, "--provider", "openai-chat", "--report-dir", str(tmp_path / "r"), env=env)
     assert completed.returncode == 0, completed.stderr
     assert "warning: GITHUB_STEP_SUMMARY" in completed.stderr and "Traceback" not in completed.stderr
 

@@ -9,7 +9,7 @@ from typing import Any
 from conformance import __version__
 from conformance.report import build_report, render_markdown, render_summary
 from conformance.stack import builtin_stacks
-from tests.helpers import cli
+from tests.helpers import OWN, cli
 
 
 def _row(case: str, provider: str, kinds: list[str], outcome: str, total: int | None = 100,
@@ -82,12 +82,12 @@ def test_the_report_records_what_it_measured_with() -> None:
 
 
 def test_run_prints_a_summary_and_the_whole_report_only_when_asked(tmp_path: Path) -> None:
-    quiet = cli("run", "--provider", "openai-chat", "--provider", "gemini", "--case", "unknown_tool", "--case",
+    quiet = cli("run", *OWN, "--provider", "openai-chat", "--provider", "gemini", "--case", "unknown_tool", "--case",
                 "normal", "--report-dir", str(tmp_path / "a"))
     assert quiet.returncode == 0, quiet.stderr
     assert quiet.stdout.startswith("8 of 8 case × provider × mode results passed (2 cases, 2 providers).\n")
     assert "## Matrix" not in quiet.stdout and "## Matrix" in (tmp_path / "a/report.md").read_text()
-    verbose = cli("run", "--provider", "openai-chat", "--case", "normal", "--verbose", "--report-dir",
+    verbose = cli("run", *OWN, "--provider", "openai-chat", "--case", "normal", "--verbose", "--report-dir",
                   str(tmp_path / "b"))
     assert "## Matrix (body mode)" in verbose.stdout
 

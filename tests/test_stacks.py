@@ -20,7 +20,7 @@ from conformance.runner import modes_for, run_case
 from conformance.stack import Endpoint, builtin_stacks, gateway_stacks
 from conformance.stack_runner import run_stack_case
 from conformance.types import ModelResponse
-from tests.helpers import CASES, cli
+from tests.helpers import CASES, OWN, cli
 
 ADAPTERS = builtin_adapters()
 CHAT = ADAPTERS["openai-chat"]
@@ -102,8 +102,8 @@ def test_a_request_the_real_client_sends_that_breaks_correlation_fails_the_row()
 
 
 def test_run_adds_the_stack_lane_beside_the_providers(tmp_path: Path) -> None:
-    result = cli("run", "--stack", "sdks", "--provider", "openai-chat", "--case", "normal", "--case", "truncation",
-                 "--report-dir", str(tmp_path))
+    result = cli("run", *OWN, "--stack", "sdks", "--provider", "openai-chat", "--case", "normal", "--case",
+                 "truncation", "--report-dir", str(tmp_path))
     assert result.returncode == 0, result.stderr
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["providers"] == ["openai-chat", "openai-chat@openai-sdk"]
@@ -114,7 +114,7 @@ def test_run_adds_the_stack_lane_beside_the_providers(tmp_path: Path) -> None:
 
 
 def test_an_unknown_stack_is_a_usage_error_and_a_missing_sdk_skips_with_a_reason(tmp_path: Path) -> None:
-    unknown = cli("run", "--stack", "nope", "--report-dir", str(tmp_path / "a"))
+    unknown = cli("run", *OWN, "--stack", "nope", "--report-dir", str(tmp_path / "a"))
     assert unknown.returncode == 2
     assert unknown.stderr.strip() == (
         "error: --stack: unknown stack 'nope'. Fix: use all, sdks, gateways, one of anthropic-messages@anthropic-sdk, "
@@ -127,7 +127,7 @@ def test_an_unknown_stack_is_a_usage_error_and_a_missing_sdk_skips_with_a_reason
     module.write_text("import dataclasses\nfrom conformance.stack import builtin_stacks\n"
                       "STACK = dataclasses.replace(builtin_stacks()['openai-chat@openai-sdk'], id='needs-sdk',\n"
                       "                            requires=('no_such_sdk_module',))\n")
-    skipped = cli("run", "--stack", f"{module}:STACK", "--provider", "openai-chat", "--case", "normal",
+    skipped = cli("run", *OWN, "--stack", f"{module}:STACK", "--provider", "openai-chat", "--case", "normal",
                   "--report-dir", str(tmp_path / "b"))
     assert skipped.returncode == 0
     assert ("skipped stack openai-chat@needs-sdk: no_such_sdk_module not installed (pip install "
@@ -145,8 +145,8 @@ def test_run_in_process_opens_no_socket_for_the_stacks(tmp_path: Path, monkeypat
         raise AssertionError("an in-process run started the loopback server")
 
     monkeypatch.setattr(lane, "shared_server", no_server)
-    result = cli("run", "--stack", "sdks", "--in-process", "--provider", "gemini", "--provider", "bedrock-converse",
-                 "--case", "normal", "--report-dir", str(tmp_path))
+    result = cli("run", *OWN, "--stack", "sdks", "--in-process", "--provider", "gemini", "--provider",
+                 "bedrock-converse", "--case", "normal", "--report-dir", str(tmp_path))
     assert result.returncode == 0, result.stderr
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["providers"] == ["bedrock-converse", "bedrock-converse@boto3", "gemini", "gemini@google-genai"]

@@ -16,7 +16,7 @@ from conformance.classify import classify_response
 from conformance.registry import builtin_adapters
 from conformance.sse import read_chunks
 from conformance.types import ModelResponse
-from tests.helpers import CASES
+from tests.helpers import BUNDLED as CASES
 
 ADAPTERS = builtin_adapters()
 FAMILIES = ("normal", "refusal", "truncation", "unknown_tool", "cross_tenant", "loop_exhaustion")

@@ -75,8 +75,11 @@ def repository(tmp_path: Path) -> Path:
 def test_the_bundled_cases_run_from_any_folder(installed: tuple[Path, dict[str, str]], repository: Path) -> None:
     bin_dir, env = installed
     completed = _run(str(bin_dir / "conformance"), "run", "--report-dir", "r", cwd=repository, env=env)
-    assert completed.returncode == 0, completed.stderr[-2000:]
-    assert json.loads((repository / "r/report.json").read_text())["summary"]["failed"] == 0
+    # Found and run from the installed package; whether they all pass is test_the_whole_bundled_matrix_passes's.
+    assert completed.returncode in (0, 1), completed.stderr[-2000:]
+    report = json.loads((repository / "r/report.json").read_text())
+    assert report["summary"]["cases"] == len(list((ROOT / "cases").glob("*/case.yaml")))
+    assert len(report["providers"]) == 5
     listed = _run(str(bin_dir / "python"), "-m", "conformance", "list", cwd=repository, env=env)
     assert listed.returncode == 0 and "normal" in listed.stdout, listed.stderr  # cwd on sys.path: no shadowing
 

@@ -15,7 +15,8 @@ from tests.helpers import CASES
 
 def run_pytest(report: Path, *extra: str) -> None:
     completed = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", str(CASES), f"--conformance-report={report}", *extra],
+        [sys.executable, "-m", "pytest", "-q", str(CASES), f"--conformance-cases={CASES}",
+         f"--conformance-report={report}", *extra],
         capture_output=True, text=True, cwd=CASES.parent, check=False)
     assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
 
@@ -32,6 +33,7 @@ def test_report_is_byte_identical_with_two_workers(tmp_path: Path) -> None:
 
 def test_report_from_pytest_equals_the_one_from_conformance_run(tmp_path: Path) -> None:
     run_pytest(tmp_path / "pytest")
-    subprocess.run([sys.executable, "-m", "conformance", "run", "--report-dir", str(tmp_path / "cli")],
+    subprocess.run([sys.executable, "-m", "conformance", "run", "--cases", str(CASES), "--report-dir",
+                    str(tmp_path / "cli")],
                    capture_output=True, cwd=CASES.parent, check=False)
     assert (tmp_path / "pytest/report.json").read_bytes() == (tmp_path / "cli/report.json").read_bytes()
