@@ -68,9 +68,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument("--install", default="", metavar="COMMAND",
                         help="how the base branch's stack installs, run in its checkout with the base environment "
                              "first on PATH, e.g. 'python -m pip install -r requirements.txt'")
-    parser.add_argument("--suite", default=f"conformance=={__version__}", metavar="SPEC",
-                        help="what pip installs into the base environment when it lacks this suite's version "
-                             "(default: conformance==<this version>)")
+    parser.add_argument("--suite", default="", metavar="SPEC",
+                        help="what pip installs into the base environment when it lacks this suite's version: the "
+                             "requirement the head was installed with (a wheel URL, conformance @ git+https://...)")
     parser.add_argument("--share-head-packages", action="store_true",
                         help="the base environment sees the head's packages behind its own (faster; the suite "
                              "comes from the head; only what the base installs differs)")
@@ -88,8 +88,16 @@ def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
 def gate(arguments: argparse.Namespace) -> int:
     """Build both reports, diff them, write the outputs; the exit code of the module docstring."""
     check_ref_name(arguments.base)
+    absolute = [str(path) for path in arguments.cases if path.is_absolute()]
+    if absolute:
+        raise InputError([Problem("--cases", None, f"{', '.join(absolute)} is absolute: the base would run the head's "
+                                                   "folder", "name the cases folder relative to the repository")])
+    accepted = load_accepted(arguments.accept) if arguments.accept is not None else None  # bad input fails first
     out = arguments.report_dir.resolve()
     out.mkdir(parents=True, exist_ok=True)
+    for stale in ("diff.md", "diff.json", "comment.md", "base.log"):  # never post an earlier run's verdict
+        (out / stale).unlink(missing_ok=True)
+    shutil.rmtree(out / "base", ignore_errors=True)
     (out / "head.log").write_text("")
     cases = [str(path) for path in arguments.cases] or ["cases"]
     head = Side("head", Path.cwd(), sys.executable, out / "head.log")
@@ -110,8 +118,7 @@ def gate(arguments: argparse.Namespace) -> int:
                   f"({failure.detail}); see {out / 'base.log'}", file=sys.stderr)
             return 2 if arguments.strict_base else 0
         finally:
-            subprocess.run(["git", "worktree", "remove", "--force", str(Path(scratch) / "base")],
-                           capture_output=True, check=False)
+            _run(["git", "worktree", "remove", "--force", str(Path(scratch) / "base")], out / "base.log")
     if not built:
         _publish(out, f"## Conformance gate\n\nThe base (`{base_ref}`) has no cases folder "
                       f"({', '.join(f'`{case}`' for case in cases)}): nothing to compare yet. The head's report is "
@@ -121,8 +128,8 @@ def gate(arguments: argparse.Namespace) -> int:
     (old, old_findings), (new, new_findings) = load_document(out / "base/report.json"), \
         load_document(out / "head/report.json")
     changes = compare(old, new, old_findings, new_findings)
-    if arguments.accept is not None:
-        apply_accepted(changes, load_accepted(arguments.accept))
+    if accepted is not None:
+        apply_accepted(changes, accepted)
     markdown = render_markdown(changes, f"base ({base_ref})", "head")
     write_atomic(out / "diff.json", render_json(changes, f"base ({base_ref})", "head"))
     _publish(out, markdown)
@@ -147,13 +154,23 @@ def _build_base(ref: str, cases: list[str], arguments: argparse.Namespace, scrat
         raise StepFailed("creating the base environment", str(error)) from None
     python = str(environment / ("Scripts/python.exe" if os.name == "nt" else "bin/python"))
     if arguments.share_head_packages:
-        _share_head_packages(python)
+        try:
+            _share_head_packages(python)
+        except (OSError, subprocess.CalledProcessError) as error:
+            raise StepFailed("sharing the head's packages with the base environment", str(error)) from None
     env = {**os.environ, "VIRTUAL_ENV": str(environment),
            "PATH": str(Path(python).parent) + os.pathsep + os.environ.get("PATH", "")}
     env.pop("PYTHONHOME", None)
     if arguments.install:
-        _step("installing the base's stack", arguments.install, log, cwd=checkout, env=env, shell=True)
+        # The same shell as the workflow's own step (bash), not /bin/sh: a bash-only command works on both sides.
+        shell = [shutil.which("bash") or "/bin/sh", "-c", arguments.install]
+        _step("installing the base's stack", shell, log, cwd=checkout, env=env, shown=arguments.install)
     version = _suite_version(python, env)
+    if version != __version__ and not arguments.suite:
+        has = f"conformance {version}" if version else "no conformance"
+        raise StepFailed("installing the suite into the base environment", f"it has {has}, the head {__version__}, "
+                         "and no --suite says where to get it: set CONFORMANCE_SUITE to the requirement the head "
+                         "was installed with")
     if version != __version__:
         _step(f"installing the suite into the base environment ({arguments.suite})",
               [python, "-m", "pip", "install", "-q", arguments.suite], log, env=env)
@@ -181,29 +198,38 @@ def _run_cases(side: Side, cases: list[str], extra: list[str], report: Path, env
                                                                "report", _tail(completed.stdout))
 
 
-def _step(what: str, command: list[str] | str, log: Path, detail: str = "", cwd: Path | None = None,
-          env: dict[str, str] | None = None, shell: bool = False) -> str:
-    completed = _run(command, log, cwd=cwd, env=env, shell=shell)
+def _step(what: str, command: list[str], log: Path, detail: str = "", cwd: Path | None = None,
+          env: dict[str, str] | None = None, shown: str = "") -> str:
+    """Run one step; StepFailed with ``detail`` (default: the command, as ``shown``, and its exit code)."""
+    completed = _run(command, log, cwd=cwd, env=env)
+    if completed.returncode == 127 and detail:  # the program itself is missing: say that, not the usual cause
+        detail = completed.stdout.strip()
     if completed.returncode != 0:
-        shown = command if isinstance(command, str) else shlex.join(command)
-        raise StepFailed(what, detail or f"`{shown}` exited {completed.returncode}", _tail(completed.stdout))
+        raise StepFailed(what, detail or f"`{shown or shlex.join(command)}` exited {completed.returncode}",
+                         _tail(completed.stdout))
     return completed.stdout
 
 
-def _run(command: list[str] | str, log: Path, cwd: Path | None = None, env: dict[str, str] | None = None,
-         shell: bool = False) -> subprocess.CompletedProcess[str]:
-    """Run, output and errors together, appended to ``log``."""
-    completed = subprocess.run(command, cwd=cwd, env=env, shell=shell, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True, errors="replace", check=False)
+def _run(command: list[str], log: Path, cwd: Path | None = None, env: dict[str, str] | None = None
+         ) -> subprocess.CompletedProcess[str]:
+    """Run, output and errors together, appended to ``log``; a program that cannot start (``git`` not installed)
+    is an exit of 127 with the reason as its output."""
+    try:
+        completed = subprocess.run(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                   text=True, errors="replace", check=False)
+    except OSError as error:
+        completed = subprocess.CompletedProcess(command, 127, f"{command[0]}: {error.strerror or error}")
     with log.open("a", encoding="utf-8") as stream:
-        shown = command if isinstance(command, str) else shlex.join(command)
-        stream.write(f"$ {shown}\n{completed.stdout}\n[exit {completed.returncode}]\n")
+        stream.write(f"$ {shlex.join(command)}\n{completed.stdout}\n[exit {completed.returncode}]\n")
     return completed
 
 
 def _suite_version(python: str, env: dict[str, str]) -> str | None:
-    completed = subprocess.run([python, "-c", "import importlib.metadata as m; print(m.version('conformance'))"],
-                               env=env, capture_output=True, text=True, check=False)
+    try:
+        completed = subprocess.run([python, "-c", "import importlib.metadata as m; print(m.version('conformance'))"],
+                                   env=env, capture_output=True, text=True, check=False)
+    except OSError:
+        return None
     return completed.stdout.strip() if completed.returncode == 0 else None
 
 
@@ -215,7 +241,8 @@ def _share_head_packages(python: str) -> None:
     purelib = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                              capture_output=True, text=True, check=True).stdout.strip()
     lines = "".join(f"import site; site.addsitedir({folder!r})\n" for folder in folders)
-    Path(purelib, "_conformance_head_packages.pth").write_text(lines, encoding="utf-8")
+    # "~" sorts after every name pip writes, so the base's own .pth files (editable installs) come first.
+    Path(purelib, "~conformance_head_packages.pth").write_text(lines, encoding="utf-8")
 
 
 def _tail(output: str) -> str:

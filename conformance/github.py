@@ -3,7 +3,8 @@
 In a GitHub Actions job of a ``pull_request`` event it reads ``GITHUB_TOKEN`` (or ``GH_TOKEN``),
 ``GITHUB_REPOSITORY``, ``GITHUB_EVENT_PATH`` (the pull request's number) and ``GITHUB_API_URL``; the job needs
 ``permissions: pull-requests: write``. The comment is found again by the marker the gate writes on its first line
-(``conformance.gate.MARKER``): the first run posts it, every later run edits that comment (REST API: "List issue
+(``conformance.gate.MARKER``) and its author, the workflow's bot (``github-actions[bot]``; another app's login in
+``CONFORMANCE_COMMENT_AUTHOR``): the first run posts it, every later run edits that comment (REST API: "List issue
 comments", "Update an issue comment", "Create an issue comment"). The comment is a convenience: when it cannot be
 written (a pull request from a fork gets a read-only token) a warning says so and the exit code is 0, as the gate's
 own step already gave the verdict.
@@ -25,6 +26,7 @@ from conformance.gate import MARKER
 
 MAX_COMMENT_CHARS = 65_000  # GitHub refuses a comment body over 65,536 characters
 TIMEOUT_S = 30
+BOT = os.environ.get("CONFORMANCE_COMMENT_AUTHOR", "github-actions[bot]")
 
 
 def post_comment(path: Path) -> int:
@@ -78,7 +80,10 @@ def _find(api: str, repository: str, number: int, token: str) -> int | None:
         if not isinstance(comments, list) or not comments:
             return None
         for comment in comments:
-            if isinstance(comment, dict) and str(comment.get("body", "")).startswith(MARKER):
+            # Only the workflow's own comment: anyone can start a comment with the marker.
+            user = comment.get("user") if isinstance(comment, dict) else None
+            if isinstance(user, dict) and user.get("type") == "Bot" and user.get("login") == BOT \
+                    and str(comment.get("body", "")).startswith(MARKER):
                 return int(comment["id"])
         if len(comments) < 100:
             return None

@@ -25,7 +25,7 @@ from conformance.registry import select_adapters
 from conformance.report import build_report, fixture_files, write_reports
 from conformance.runner import modes_for, run_case_with_requests
 from conformance.sanitize import terminal_safe
-from conformance.shard import add_costs, cases_of_shard, parse_shard
+from conformance.shard import add_costs, cases_of_shard, parse_shard, shard_record
 from conformance.snapshot import (
     SNAPSHOT_FOLDER,
     differences,
@@ -49,6 +49,8 @@ _WORKER_ROWS = "conformance_rows"
 _WORKER_FILES = "conformance_fixture_files"
 _FILES_KEY = pytest.StashKey[dict[str, str]]()
 _RAN_KEY = pytest.StashKey[set[tuple[str, str]]]()
+_SHARD_KEY = pytest.StashKey[dict[str, Any]]()
+_WORKER_SHARD = "conformance_shard"
 _IDS_KEY = pytest.StashKey[dict[str, str]]()
 _ADAPTERS_KEY = pytest.StashKey[dict[str, Any]]()
 _FROZEN_KEY = pytest.StashKey[bool]()
@@ -142,6 +144,7 @@ def _shard(config: pytest.Config) -> tuple[int, int] | None:
         raise pytest.UsageError(str(error)) from None
 
 
+@pytest.hookimpl(trylast=True)  # after -k and -m: every shard plans over what the selection kept
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     """``--conformance-shard I/N``: keep the case items of the cases shard I runs (``conformance.shard``); other
     tests are left alone."""
@@ -152,6 +155,11 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     costs = add_costs({}, [(item.case, item.provider if not isinstance(item, StackItem) else item.stack.provider,
                             isinstance(item, StackItem)) for item in ours])
     mine = cases_of_shard(costs, shard)
+    if ours:
+        cases = {item.case.id: item.case for item in ours}
+        planned = fixture_files(list(cases.values()), [{"case": item.case.id, "provider": item.provider}
+                                                       for item in ours])
+        config.stash[_SHARD_KEY] = shard_record(shard, costs, planned)
     dropped = [item for item in ours if item.case.id not in mine]
     if dropped:
         config.hook.pytest_deselected(items=dropped)
@@ -403,6 +411,8 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
     if rows and _ROWS_KEY in node.config.stash:
         node.config.stash[_ROWS_KEY].extend(json.loads(rows))  # a list of row texts
         node.config.stash.setdefault(_FILES_KEY, {}).update(json.loads(output.get(_WORKER_FILES, "{}")))
+    if output.get(_WORKER_SHARD) and _ROWS_KEY in node.config.stash:
+        node.config.stash[_SHARD_KEY] = json.loads(output[_WORKER_SHARD])  # every worker plans alike
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int | pytest.ExitCode) -> None:
@@ -418,13 +428,17 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int | pytest.ExitC
         workeroutput[_WORKER_ROWS] = json.dumps(rows)
         ran = [{"case": case, "provider": provider} for case, provider in config.stash.get(_RAN_KEY, set())]
         workeroutput[_WORKER_FILES] = json.dumps(_fixture_files(config, ran))
+        if _SHARD_KEY in config.stash:
+            workeroutput[_WORKER_SHARD] = json.dumps(config.stash[_SHARD_KEY])
         return
     _stale_snapshots(config)
     option = config.getoption("conformance_report")
     directory = config.getini("conformance_report") if option is None else option
-    shard = _shard(config)
+    shard = config.stash.get(_SHARD_KEY, None)
     if shard is not None and exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
-        session.exitstatus = pytest.ExitCode.OK  # a shard left without cases is not a failure: its report is empty
+        # A shard left without cases while others have some is not a failure: its report is empty. A selection
+        # with no case item at all keeps pytest's own exit code.
+        session.exitstatus = pytest.ExitCode.OK
     if not directory or (not rows and shard is None):
         return
     stopped = exitstatus == pytest.ExitCode.INTERRUPTED or session.shouldfail or session.shouldstop

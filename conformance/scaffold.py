@@ -53,8 +53,7 @@ def init(target: Path, bundled: Path) -> list[str]:
     workflow = target / ".github/workflows/conformance.yml"
     workflow.parent.mkdir(parents=True, exist_ok=True)
     install = install_command(target)
-    workflow.write_text(templates.joinpath("conformance.yml").read_text().replace("__INSTALL__", install)
-                        .replace("__SUITE__", f"conformance=={__version__}"))
+    workflow.write_text(templates.joinpath("conformance.yml").read_text().replace("__INSTALL__", install))
     (target / SCHEMA_FOLDER).mkdir()
     for name in ("case", "world"):
         (target / SCHEMA_FOLDER / f"{name}.schema.json").write_text(schema_text(name))
@@ -65,7 +64,8 @@ def init(target: Path, bundled: Path) -> list[str]:
         "__snapshots__/)",
         f"wrote {target / 'conformance_adapter.py'} (your adapter: a stub to replace with calls into your code)",
         f"wrote {workflow} (the upgrade gate; it installs your stack with `{install}`: change CONFORMANCE_INSTALL "
-        "there if that is not how it installs)",
+        "there if that is not how it installs" + _lock_note(target) + "; set CONFORMANCE_SUITE there to where pip "
+        f"gets conformance {__version__} before its first run)",
         f"wrote {target / SCHEMA_FOLDER}/ (the case and world schemas your editor reads through the modelines)",
         ini_note,
         "next: pytest  (runs the example case, its expectation and its snapshots)",
@@ -81,6 +81,12 @@ def install_command(target: Path) -> str:
     if pyproject.is_file() and "[project]" in pyproject.read_text(encoding="utf-8", errors="replace"):
         return "python -m pip install -e ."
     return "true"
+
+
+def _lock_note(target: Path) -> str:
+    """A lockfile the install command does not read: an SDK bump landing only there would go unseen."""
+    locks = [name for name in ("uv.lock", "poetry.lock", "Pipfile.lock", "pdm.lock") if (target / name).is_file()]
+    return f" — it does not read {', '.join(locks)}: install from it there" if locks else ""
 
 
 def _write_cases(cases: Path, bundled: Path) -> None:

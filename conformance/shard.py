@@ -22,7 +22,7 @@ from typing import Any
 
 from conformance.diff import read_report, row_shape_problem
 from conformance.errors import InputError, Problem
-from conformance.report import assemble
+from conformance.report import assemble, fixture_digest
 from conformance.verification import reports_in
 
 STACK_WEIGHT = 8
@@ -64,6 +64,14 @@ def cases_of_shard(costs: Mapping[str, int], shard: tuple[int, int]) -> set[str]
     return {case_id for case_id, placed in assign(costs, count).items() if placed == index}
 
 
+def shard_record(shard: tuple[int, int], costs: Mapping[str, int], planned_files: dict[str, str]) -> dict[str, Any]:
+    """What a shard's report records of the whole run it is part of: its place (``index`` of ``of``) and the plan
+    every shard computed alike — every case id and the fixture set of every selected item — so that ``merge``
+    can refuse shards of another commit or other filters, and a missing case."""
+    return {"index": shard[0], "of": shard[1],
+            "plan": {"cases": sorted(costs), "fixtures": fixture_digest(planned_files)}}
+
+
 def add_costs(costs: dict[str, int], items: Iterable[tuple[Any, str, bool]]) -> dict[str, int]:
     """Sum ``item_cost`` of (case, provider, is-stack) items into ``costs`` by case id; returns ``costs``."""
     for case, provider, stack in items:
@@ -74,19 +82,56 @@ def add_costs(costs: dict[str, int], items: Iterable[tuple[Any, str, bool]]) -> 
 def merge_reports(paths: list[Path]) -> dict[str, Any]:
     """One report from the reports of shards 1 to N of one run: byte for byte what the unsharded run writes.
     InputError, naming the file, for a report that is not a shard's, a missing or repeated shard, shards of
-    different runs (suite, Python, stacks or N differ) or two shards that saw one fixture file with two contents."""
+    different runs (another plan: other cases, fixtures or filters; another suite, Python, stacks or N) or shards
+    that do not add up to their plan."""
     documents = [(str(path), _read_report(path)) for path in reports_in(paths)]
+    _check_places(documents)
+    plans = {json.dumps(document["shard"].get("plan"), sort_keys=True) for _, document in documents}
+    if len(plans) > 1:
+        raise InputError([Problem(shown, None, "its plan (the cases and fixtures of the whole run) differs from "
+                                               "another shard's: shards of other commits, or run with other filters",
+                                  "run every shard on one commit with the same options", "/shard/plan")
+                          for shown, _ in documents])
+    plan = documents[0][1]["shard"].get("plan") or {}
+    first_shown, first = documents[0]
+    reference = {key: value for key, value in first["measured"].items() if key != "fixtures"}
+    problems: list[Problem] = []
+    files: dict[str, str] = {}
+    for shown, document in documents:
+        here = {key: value for key, value in document["measured"].items() if key != "fixtures"}
+        if here != reference:
+            problems.append(Problem(shown, None, f"measured with {_spelled(here)}, while {first_shown} was measured "
+                                                 f"with {_spelled(reference)}",
+                                    "run every shard with the same suite, Python and stacks", "/measured"))
+        for path, digest in document["shard"]["fixture_files"].items():
+            if files.setdefault(path, digest) != digest:
+                problems.append(Problem(shown, None, f"{path} has other content than in another shard",
+                                        "run every shard on the same commit", "/shard/fixture_files"))
+    ran = {row["case"] for _, document in documents for row in document["results"]}
+    if sorted(ran) != plan.get("cases") or fixture_digest(files) != plan.get("fixtures"):
+        missing = sorted(set(plan.get("cases") or ()) - ran)
+        problems.append(Problem(", ".join(shown for shown, _ in documents), None,
+                                "the shards do not add up to their plan" + (
+                                    f": no rows for {', '.join(missing[:5])}" + (" …" if len(missing) > 5 else "")
+                                    if missing else ": other cases or fixture files than planned"),
+                                "pass the reports of one run's N shards, unmodified", "/shard/plan"))
+    if problems:
+        raise InputError(problems)
+    measured_with = {key: reference[key] for key in ("suite", "python", "stacks") if key in reference}
+    return assemble([row for _, document in documents for row in document["results"]],
+                    [provider for _, document in documents for provider in document["providers"]],
+                    [finding for _, document in documents for finding in document.get("findings", [])],
+                    [cell for _, document in documents for cell in document.get("differs", [])],
+                    measured_with, files)
+
+
+def _check_places(documents: list[tuple[str, dict[str, Any]]]) -> None:
+    """Every report is a shard's, all of one N, each of 1..N exactly once."""
     problems: list[Problem] = []
     shards: dict[int, str] = {}
     counts = set()
     for shown, document in documents:
-        shard = document.get("shard")
-        if not (isinstance(shard, dict) and isinstance(shard.get("index"), int) and isinstance(shard.get("of"), int)
-                and isinstance(shard.get("fixture_files"), dict)):
-            problems.append(Problem(shown, None, "not a shard's report (no 'shard' object with index, of and "
-                                                 "fixture_files)", "pass the report.json of each run with --shard I/N",
-                                    "/shard"))
-            continue
+        shard = document["shard"]
         counts.add(shard["of"])
         if shard["index"] in shards:
             problems.append(Problem(shown, None, f"shard {shard['index']}/{shard['of']} is given twice (also "
@@ -107,35 +152,43 @@ def merge_reports(paths: list[Path]) -> dict[str, Any]:
                                   f"shard(s) {', '.join(f'{index}/{count}' for index in missing)} missing",
                                   "pass every shard's report.json: a merge of some shards would read as the "
                                   "whole matrix")])
-    first_shown, first = documents[0]
-    reference = {key: value for key, value in first["measured"].items() if key != "fixtures"}
-    files: dict[str, str] = {}
-    for shown, document in documents:
-        here = {key: value for key, value in document.get("measured", {}).items() if key != "fixtures"}
-        if here != reference:
-            problems.append(Problem(shown, None, f"measured with {_spelled(here)}, while {first_shown} was measured "
-                                                 f"with {_spelled(reference)}",
-                                    "run every shard with the same suite, Python and stacks", "/measured"))
-        for path, digest in document["shard"]["fixture_files"].items():
-            if files.setdefault(path, digest) != digest:
-                problems.append(Problem(shown, None, f"{path} has other content than in another shard",
-                                        "run every shard on the same commit", "/shard/fixture_files"))
-    if problems:
-        raise InputError(problems)
-    measured_with = {key: reference[key] for key in ("suite", "python", "stacks") if key in reference}
-    return assemble([row for _, document in documents for row in document["results"]],
-                    [provider for _, document in documents for provider in document["providers"]],
-                    [finding for _, document in documents for finding in document.get("findings", [])],
-                    [cell for _, document in documents for cell in document.get("differs", [])],
-                    measured_with, files)
 
 
 def _spelled(measured: Mapping[str, Any]) -> str:
     return json.dumps(measured, sort_keys=True)
 
 
+def _malformed(shard: dict[str, Any], document: dict[str, Any]) -> str | None:
+    """The pointer of the first field merge cannot trust, or None."""
+    count, index, files = shard.get("of"), shard.get("index"), shard.get("fixture_files")
+    if type(count) is not int or count < 1:
+        return "/shard/of"
+    if type(index) is not int or not 1 <= index <= count:
+        return "/shard/index"
+    if not isinstance(files, dict) or not all(isinstance(digest, str) and re.fullmatch("[0-9a-f]{64}", digest)
+                                              for digest in files.values()):
+        return "/shard/fixture_files"
+    if not isinstance(document.get("measured"), dict):
+        return "/measured"
+    providers = document.get("providers")
+    if not isinstance(providers, list) or not all(isinstance(item, str) for item in providers):
+        return "/providers"
+    return None
+
+
 def _read_report(path: Path) -> dict[str, Any]:
+    """A shard's report, its parts merge relies on checked: InputError, naming the file and field, otherwise."""
     document = read_report(path)
+    shown = str(path)
+    shard = document.get("shard")
+    if not isinstance(shard, dict):
+        raise InputError([Problem(shown, None, "not a shard's report (no 'shard' object with index, of and "
+                                               "fixture_files)", "pass the report.json of each run with --shard I/N",
+                                  "/shard")])
+    wrong = _malformed(shard, document)
+    if wrong:
+        raise InputError([Problem(shown, None, f"{wrong} is missing or malformed", "pass an unmodified shard report",
+                                  wrong)])
     problems = [Problem(str(path), None, f"results[{index}] {wrong}", "pass an unmodified report.json",
                         f"/results/{index}")
                 for index, row in enumerate(document["results"]) if (wrong := row_shape_problem(row))]

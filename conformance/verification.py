@@ -56,6 +56,10 @@ def check(report: dict[str, Any], requirements: Sequence[str], green: bool) -> l
             reasons.append(f"{requirement.name} is not in it")
         elif not requirement.specifier.contains(version, prereleases=True):
             reasons.append(f"{requirement.name} {version} does not satisfy {requirement.specifier}")
+    shard = report.get("shard")
+    if isinstance(shard, dict):  # one shard's rows are not the run's: another shard may have failed
+        reasons.append(f"a shard's report ({shard.get('index')} of {shard.get('of')}): merge the shards first "
+                       "(conformance merge)")
     summary = report.get("summary") or {}
     if green and summary.get("failed", 1) != 0:
         reasons.append(f"{summary.get('failed', '?')} of {summary.get('rows', '?')} rows failed")

@@ -54,7 +54,8 @@ class FakeGitHub:
                         if "?" in self.path else 1
                     self._answer(200, fake.comments.get(int(listing[1]), [])[(page - 1) * 100:page * 100])
                 elif listing and self.command == "POST":
-                    comment = {"id": 1000 + sum(map(len, fake.comments.values())), "body": body["body"]}
+                    comment = {"id": 1000 + sum(map(len, fake.comments.values())), "body": body["body"],
+                               "user": {"login": "github-actions[bot]", "type": "Bot"}}
                     fake.comments.setdefault(int(listing[1]), []).append(comment)
                     self._answer(201, comment)
                 elif single and self.command == "PATCH":

@@ -81,7 +81,14 @@ def test_the_workflow_triggers_on_lockfiles_and_needs_only_what_it_uses(tmp_path
         assert pattern in paths
     assert workflow["permissions"] == {"contents": "read", "pull-requests": "write"}
     assert workflow["env"]["CONFORMANCE_INSTALL"] == "python -m pip install -r requirements.txt"
-    assert workflow["env"]["CONFORMANCE_SUITE"].startswith("conformance==")
+    # `conformance` on PyPI is another project: the suite's source is left for the team to name, and the install
+    # step stops with that message until it is.
+    assert workflow["env"]["CONFORMANCE_SUITE"] == ""
+    install = workflow["jobs"]["gate"]["steps"][2]["run"]
+    completed = subprocess.run(["bash", "-eo", "pipefail", "-c", install], capture_output=True, text=True,
+                               env={"PATH": "/usr/bin:/bin", "CONFORMANCE_SUITE": "", "CONFORMANCE_INSTALL": "true"},
+                               check=False)
+    assert completed.returncode == 1 and "set CONFORMANCE_SUITE" in completed.stdout
     runs = " ".join(step.get("run", "") for step in workflow["jobs"]["gate"]["steps"])
     assert "conformance gate" in runs and "conformance comment" in runs
     assert "pytest" not in runs and "chromium" not in runs  # no unit tests, no browser before the gate
@@ -137,6 +144,26 @@ def test_a_base_ref_that_is_not_fetched_is_named(repository: Path, strict: tuple
     assert "fetch-depth: 0" in (repository / "reports/conformance/diff.md").read_text()
 
 
+def test_a_missing_git_is_named_not_a_traceback(repository: Path) -> None:
+    result = cli("gate", "--base", "HEAD", cwd=repository, env={"PATH": "/nonexistent"})
+    assert result.returncode == 0 and "Traceback" not in result.stderr
+    assert "git:" in (repository / "reports/conformance/diff.md").read_text()
+
+
+def test_a_base_without_the_suite_and_no_suite_option_is_named(repository: Path) -> None:
+    result = cli("gate", "--base", "HEAD", "--strict-base", cwd=repository)  # a fresh venv, nothing shared
+    assert result.returncode == 2
+    assert "no --suite says where to get it" in (repository / "reports/conformance/diff.md").read_text()
+
+
+def test_an_earlier_verdict_is_never_left_behind(repository: Path) -> None:
+    out = repository / "reports/conformance"
+    out.mkdir(parents=True)
+    (out / "comment.md").write_text(f"{MARKER}\nold verdict\n")
+    cli("gate", "--base", "HEAD", "--cases", "nowhere", cwd=repository)
+    assert "old verdict" not in (out / "comment.md").read_text()
+
+
 def test_a_head_that_cannot_run_its_cases_exits_2(repository: Path) -> None:
     result = cli("gate", "--base", "HEAD", "--cases", "nowhere", cwd=repository)
     assert result.returncode == 2
@@ -167,6 +194,16 @@ def test_comment_posts_once_then_edits_its_own_comment(tmp_path: Path) -> None:
     assert set(github.tokens) == {"Bearer fake-token"}
 
 
+def test_comment_ignores_a_marked_comment_someone_else_wrote(tmp_path: Path) -> None:
+    (tmp_path / "comment.md").write_text(f"{MARKER}\nthe gate\n")
+    planted = {"id": 9, "body": f"{MARKER}\n0 regressions", "user": {"login": "someone", "type": "User"}}
+    with FakeGitHub() as github:
+        github.comments[12] = [planted]
+        assert cli("comment", str(tmp_path / "comment.md"),
+                   env={**event(tmp_path), "GITHUB_API_URL": github.url}).returncode == 0
+    assert github.comments[12][0] == planted and github.comments[12][1]["body"] == f"{MARKER}\nthe gate\n"
+
+
 def test_comment_without_write_access_warns_and_exits_0(tmp_path: Path) -> None:
     (tmp_path / "comment.md").write_text("text without the marker\n")
     with FakeGitHub(deny=True) as github:
@@ -187,3 +224,10 @@ def test_a_long_comment_is_cut_at_githubs_limit(tmp_path: Path) -> None:
                    env={**event(tmp_path), "GITHUB_API_URL": github.url}).returncode == 0
     body = github.comments[12][0]["body"]
     assert len(body) < 65_536 and body.endswith("and the artifacts.\n")
+
+
+def test_init_says_when_a_lockfile_is_not_what_installs(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'agent'\n")
+    (tmp_path / "uv.lock").write_text("version = 1\n")
+    result = cli("init", str(tmp_path))
+    assert result.returncode == 0 and "it does not read uv.lock" in result.stdout

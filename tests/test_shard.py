@@ -166,3 +166,46 @@ def test_merge_refuses_an_unreadable_report(tmp_path: Path) -> None:
     (tmp_path / "bad.json").write_text('{"results": [')
     result = cli("merge", str(tmp_path / "bad.json"), "--report-dir", str(tmp_path / "out"))
     assert result.returncode == 2 and "bad.json" in result.stderr and "not JSON" in result.stderr
+
+
+def test_merge_refuses_shards_of_other_filters_or_commits(shards: Path, tmp_path: Path) -> None:
+    common = ["--case", "normal", "--case", "refusal", "--provider", "openai-chat"]  # without gemini
+    assert cli("run", *common, "--shard", "2/2", "--report-dir", str(tmp_path / "other")).returncode != 2
+    result = cli("merge", str(shards / "s1"), str(tmp_path / "other"), "--report-dir", str(tmp_path / "out"))
+    assert result.returncode == 2 and "its plan" in result.stderr and "other filters" in result.stderr
+    cases = copied_cases(tmp_path / "cases", 1)
+    base = ["--cases", str(cases), "--case", "normal_000", "--case", "refusal_000", "--provider", "openai-chat"]
+    assert cli("run", *base, "--shard", "1/2", "--report-dir", str(tmp_path / "c1")).returncode != 2
+    fixture = cases / "refusal_000/openai-chat/turn1.json"
+    fixture.write_text(fixture.read_text() + "\n")  # the next commit: one byte more in one recording
+    assert cli("run", *base, "--shard", "2/2", "--report-dir", str(tmp_path / "c2")).returncode != 2
+    result = cli("merge", str(tmp_path / "c1"), str(tmp_path / "c2"), "--report-dir", str(tmp_path / "out2"))
+    assert result.returncode == 2 and "its plan" in result.stderr
+
+
+@pytest.mark.parametrize(("pointer", "value"), [("/shard/index", 7), ("/shard/index", True), ("/measured", None),
+                                                ("/providers", None), ("/shard/fixture_files", {"a": "nothex"})])
+def test_merge_refuses_a_malformed_shard_naming_the_field(shards: Path, tmp_path: Path, pointer: str,
+                                                          value: object) -> None:
+    document = json.loads((shards / "s2/report.json").read_text())
+    *parents, last = pointer.strip("/").split("/")
+    target = document
+    for key in parents:
+        target = target[key]
+    target[last] = value
+    (tmp_path / "s2.json").write_text(json.dumps(document))
+    result = cli("merge", str(shards / "s1"), str(tmp_path / "s2.json"), "--report-dir", str(tmp_path / "out"))
+    assert result.returncode == 2 and pointer in result.stderr and "Traceback" not in result.stderr
+
+
+def test_verify_does_not_take_one_shard_for_the_run(shards: Path) -> None:
+    result = cli("verify", str(shards / "s1"), "--require", "conformance", "--allow-failures")
+    assert result.returncode == 1 and "merge the shards first" in result.stdout
+
+
+def test_a_pytest_shard_of_a_selection_with_no_case_keeps_pytests_exit_code(tmp_path: Path) -> None:
+    completed = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(CASES),
+                                f"--conformance-cases={CASES}", "-k", "no_such_case_anywhere",
+                                "--conformance-shard=1/2", f"--conformance-report={tmp_path}"],
+                               capture_output=True, text=True, cwd=tmp_path, check=False)
+    assert completed.returncode == 5
