@@ -82,9 +82,11 @@ def fixture_files(cases: Sequence[Any], rows: list[dict[str, Any]]) -> dict[str,
             if (case.id, provider) not in ran:
                 continue
             for turn in fixtures.turns:
-                for path in (turn.body_path, turn.stream, turn.error_path):
+                # A turn's file paths as the loader already shows them in reports (``RecordedTurn.source``).
+                recorded = turn.body_path or turn.error_path
+                for path, shown in ((recorded, turn.source), (turn.stream, turn.stream_source)):
                     if path is not None:
-                        files[_shown(path)] = path
+                        files[shown] = path
     return {shown: hashlib.sha256(path.read_bytes()).hexdigest() for shown, path in files.items()}
 
 
@@ -95,14 +97,6 @@ def fixture_digest(files: dict[str, str]) -> dict[str, Any]:
     for shown in sorted(files):
         digest.update(shown.encode("utf-8") + b"\0" + bytes.fromhex(files[shown]))
     return {"files": len(files), "sha256": digest.hexdigest()}
-
-
-def _shown(path: Path) -> str:
-    """A fixture path from its cases folder down (the folder that holds world.yaml)."""
-    for parent in path.parents:
-        if (parent / "world.yaml").is_file():
-            return path.relative_to(parent.parent).as_posix()
-    return path.name
 
 
 def differs_from_majority(rows: list[dict[str, Any]]) -> list[list[str]]:
