@@ -28,7 +28,7 @@ from conformance.hygiene import hygiene_problems, redact_file
 from conformance.jsontext import parse_json
 from conformance.registry import select_adapters
 from conformance.report import build_report, fixture_files, render_markdown, render_summary, write_reports
-from conformance.reportfiles import Terminated, handle_sigterm_as_interrupt, write_atomic
+from conformance.reportfiles import Terminated, append_step_summary, handle_sigterm_as_interrupt, write_atomic
 from conformance.runner import run_all, run_case
 from conformance.sanitize import report_safe, terminal_safe
 from conformance.scaffold import init, schema_path, schema_text
@@ -237,27 +237,13 @@ def _run(arguments: argparse.Namespace) -> int:
     written = write_reports(report, arguments.report_dir)
     markdown = render_markdown(report)
     print(terminal_safe(markdown if arguments.verbose else render_summary(report)))
-    _append_step_summary(markdown)
+    append_step_summary(markdown)
     print(terminal_safe("\n".join(coverage(cases, columns(sorted(adapters), items), items))))
     missing = missing_providers(cases, adapters, items) if arguments.require_providers else []
     for problem in missing:
         print(terminal_safe(f"error: {problem}"), file=sys.stderr)
     print(terminal_safe("wrote " + ", ".join(str(path) for path in written)))
     return EXIT_OK if report["summary"]["failed"] == 0 and not missing else EXIT_FAILED
-
-
-def _append_step_summary(markdown: str) -> None:
-    """GitHub Actions shows ``$GITHUB_STEP_SUMMARY`` on the run page. It is a convenience: when it cannot be
-    written, a warning says so and the run's own verdict (its exit code) stands."""
-    summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
-    if not summary_file:
-        return
-    try:
-        with open(summary_file, "a", encoding="utf-8") as stream:
-            stream.write(markdown + "\n")
-    except (OSError, ValueError) as error:
-        reason = getattr(error, "strerror", None) or str(error)
-        print(terminal_safe(f"warning: GITHUB_STEP_SUMMARY ({summary_file}) not written: {reason}"), file=sys.stderr)
 
 
 def _inspect(arguments: argparse.Namespace) -> int:

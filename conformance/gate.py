@@ -33,7 +33,7 @@ from pathlib import Path
 from conformance import __version__
 from conformance.diff import apply_accepted, compare, fails, load_accepted, load_document, render_json, render_markdown
 from conformance.errors import InputError, Problem
-from conformance.reportfiles import write_atomic
+from conformance.reportfiles import append_step_summary, write_atomic
 
 MARKER = "<!-- conformance-gate -->"
 TAIL_LINES = 25
@@ -261,13 +261,7 @@ def _publish(out: Path, markdown: str) -> None:
     """``diff.md``, ``comment.md`` (with the marker ``conformance comment`` finds it by) and the job summary."""
     write_atomic(out / "diff.md", markdown)
     write_atomic(out / "comment.md", f"{MARKER}\n{markdown}")
-    summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if summary:
-        try:
-            with open(summary, "a", encoding="utf-8") as stream:
-                stream.write(markdown + "\n")
-        except OSError as error:
-            print(f"warning: GITHUB_STEP_SUMMARY ({summary}) not written: {error.strerror}", file=sys.stderr)
+    append_step_summary(markdown)
 
 
 def check_ref_name(ref: str) -> None:

@@ -14,6 +14,7 @@ import contextlib
 import os
 import shutil
 import signal
+import sys
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -22,6 +23,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from conformance.errors import InputError, Problem
+from conformance.sanitize import terminal_safe
 
 REPORT_NAMES = ("report.json", "report.md", "report.html")
 CURRENT = ".current"
@@ -163,3 +165,17 @@ def _umask() -> int:
     current = os.umask(0)
     os.umask(current)
     return current
+
+
+def append_step_summary(markdown: str) -> None:
+    """GitHub Actions shows ``$GITHUB_STEP_SUMMARY`` on the run page. It is a convenience: when it cannot be
+    written, a warning says so and the run's own verdict (its exit code) stands."""
+    summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not summary_file:
+        return
+    try:
+        with open(summary_file, "a", encoding="utf-8") as stream:
+            stream.write(markdown + "\n")
+    except (OSError, ValueError) as error:
+        reason = getattr(error, "strerror", None) or str(error)
+        print(terminal_safe(f"warning: GITHUB_STEP_SUMMARY ({summary_file}) not written: {reason}"), file=sys.stderr)
