@@ -33,7 +33,7 @@ from conformance.runner import run_all, run_case
 from conformance.sanitize import report_safe, terminal_safe
 from conformance.scaffold import init, schema_path, schema_text
 from conformance.selection import columns, coverage, missing_providers, select_items
-from conformance.shard import add_costs, cases_of_shard, merge_reports, parse_shard, shard_record
+from conformance.shard import merge_reports, parse_shard, split
 from conformance.sse import read_chunks
 from conformance.stack import select_stacks
 from conformance.stack_runner import stack_lanes
@@ -215,12 +215,9 @@ def _run(arguments: argparse.Namespace) -> int:
     shard = None
     if items and shard_of is not None:
         # Every shard sees every selected item, so each computes the same split (conformance.shard).
-        costs = add_costs({}, [(item.case, item.provider, False) for item in items])
-        add_costs(costs, [(item.case, item.provider, True) for item in items for stack in stacks
-                          if stack.provider == item.provider])
-        mine = cases_of_shard(costs, shard_of)
-        shard = shard_record(shard_of, costs, fixture_files(cases, [{"case": item.case.id, "provider": item.provider}
-                                                                     for item in items]))
+        mine, shard = split(shard_of, [(item.case, item.provider, False) for item in items]
+                            + [(item.case, item.provider, True) for item in items for stack in stacks
+                               if stack.provider == item.provider])
         items = [item for item in items if item.case.id in mine]
     elif not items:
         filtered = arguments.case or arguments.keyword or arguments.mode

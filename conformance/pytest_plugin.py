@@ -25,7 +25,7 @@ from conformance.registry import select_adapters
 from conformance.report import build_report, fixture_files, write_reports
 from conformance.runner import modes_for, run_case_with_requests
 from conformance.sanitize import terminal_safe
-from conformance.shard import add_costs, cases_of_shard, parse_shard, shard_record
+from conformance.shard import parse_shard, split
 from conformance.snapshot import (
     SNAPSHOT_FOLDER,
     differences,
@@ -152,14 +152,11 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     if shard is None:
         return
     ours = [item for item in items if isinstance(item, (CaseItem, NotRecorded))]
-    costs = add_costs({}, [(item.case, item.provider if not isinstance(item, StackItem) else item.stack.provider,
-                            isinstance(item, StackItem)) for item in ours])
-    mine = cases_of_shard(costs, shard)
-    if ours:
-        cases = {item.case.id: item.case for item in ours}
-        planned = fixture_files(list(cases.values()), [{"case": item.case.id, "provider": item.provider}
-                                                       for item in ours])
-        config.stash[_SHARD_KEY] = shard_record(shard, costs, planned)
+    if not ours:
+        return
+    mine, config.stash[_SHARD_KEY] = split(shard, [
+        (item.case, item.stack.provider if isinstance(item, StackItem) else item.provider, isinstance(item, StackItem))
+        for item in ours])
     dropped = [item for item in ours if item.case.id not in mine]
     if dropped:
         config.hook.pytest_deselected(items=dropped)

@@ -16,13 +16,13 @@ from __future__ import annotations
 import heapq
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from conformance.diff import read_report, row_shape_problem
 from conformance.errors import InputError, Problem
-from conformance.report import assemble, fixture_digest
+from conformance.report import assemble, fixture_digest, fixture_files
 from conformance.verification import reports_in
 
 STACK_WEIGHT = 8
@@ -70,6 +70,15 @@ def shard_record(shard: tuple[int, int], costs: Mapping[str, int], planned_files
     can refuse shards of another commit or other filters, and a missing case."""
     return {"index": shard[0], "of": shard[1],
             "plan": {"cases": sorted(costs), "fixtures": fixture_digest(planned_files)}}
+
+
+def split(shard: tuple[int, int], items: Sequence[tuple[Any, str, bool]]) -> tuple[set[str], dict[str, Any]]:
+    """From every selected item (case, provider, is-stack), as every shard sees them: the case ids shard I runs and
+    its report's record (``shard_record``). ``conformance run --shard`` and ``--conformance-shard`` both split here."""
+    costs = add_costs({}, items)
+    cases = list({case.id: case for case, _, _ in items}.values())
+    planned = fixture_files(cases, [{"case": case.id, "provider": provider} for case, provider, _ in items])
+    return cases_of_shard(costs, shard), shard_record(shard, costs, planned)
 
 
 def add_costs(costs: dict[str, int], items: Iterable[tuple[Any, str, bool]]) -> dict[str, int]:
