@@ -6,6 +6,7 @@ it hands it a status, headers and a body (or a stream) and gets one contract kin
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -186,6 +187,9 @@ class Wire:
     encode_stream: Callable[[bytes], Iterable[bytes]] | None = None
     """A recorded stream transcript → the chunks to send, each flushed on its own; None: server-sent events, one
     chunk per event, the bytes unchanged."""
+    error_reply: Callable[[int, str], tuple[Mapping[str, str], Any]] | None = None
+    """The replay server's own error (no recorded turn, no such case) in this API's error shape, so its clients print
+    the message: (status, message) → (extra headers, JSON body). None: the OpenAI shape ``{"error": {…}}``."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -220,9 +224,64 @@ def request_history(request: Any, key: str) -> list[Any]:
     return list(history) if isinstance(history, list) else []
 
 
-def request_prefix(request: Any, key: str) -> dict[str, Any]:
-    """Everything of a wire request but its conversation list: the part that must never change."""
-    return {name: value for name, value in request.items() if name != key} if isinstance(request, Mapping) else {}
+TOOL_CHOICE_SLOT: tuple[tuple[str, ...], ...] = (("tool_choice",),)
+"""Where Chat, Responses and Messages requests carry the tool choice."""
+
+
+def request_prefix(request: Any, key: str, per_turn: tuple[tuple[str, ...], ...] = TOOL_CHOICE_SLOT) -> dict[str, Any]:
+    """Everything of a wire request but its conversation list and its per-turn slots (each a path of keys; the tool
+    choice, which a loop resets to ``auto`` after a forced call, ``task_for_turn``): the part that must never
+    change."""
+    if not isinstance(request, Mapping):
+        return {}
+    prefix = {name: value for name, value in request.items() if name != key}
+    for path in per_turn:
+        _drop(prefix, path)
+    return prefix
+
+
+def _drop(container: dict[str, Any], path: tuple[str, ...]) -> None:
+    """``container`` without the value at ``path``; the mappings on the way are copied, never changed in place."""
+    head, rest = path[0], path[1:]
+    if head not in container:
+        return
+    if not rest:
+        del container[head]
+    elif isinstance(container[head], Mapping):
+        inner = dict(container[head])
+        _drop(inner, rest)
+        container[head] = inner
+
+
+FORCING_CHOICES: tuple[ToolChoice, ...] = ("required", "tool")
+"""Tool choices that make the model call a tool; a loop sends them until it has."""
+
+
+def task_for_turn(task: Task, transcript: Sequence[TranscriptEntry]) -> Task:
+    """The task as the loop sends it after ``transcript``.
+
+    A forcing tool choice (``required``, or ``tool`` with ``tool_name``) holds until the model has called a tool
+    since the last user message; once the results of that call go back, the request carries ``auto``. With the
+    forced choice kept, the model would have to call a tool again and could never answer; loops reset it (the OpenAI
+    Agents SDK's ``reset_tool_choice``). docs/contract.md, "Requests".
+    """
+    if task.tool_choice not in FORCING_CHOICES or not called_since_user(
+            "results" if isinstance(entry, ToolResults) else "user" if isinstance(entry, UserMessage) else "model"
+            for entry in transcript):
+        return task
+    return dataclasses.replace(task, tool_choice="auto", tool_name=None)
+
+
+def called_since_user(roles: Iterable[str]) -> bool:
+    """True when, in a conversation given by its entries' roles (``user``, ``model``, ``results``), tool results
+    follow the last user message."""
+    called = False
+    for role in roles:
+        if role == "user":
+            called = False
+        elif role == "results":
+            called = True
+    return called
 
 
 def merged(entries: Iterable[SentEntry]) -> list[SentEntry]:

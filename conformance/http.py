@@ -7,6 +7,7 @@ defaults only decide what a vendor leaves unsaid.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from conformance.types import FatalError, ModelResponse, RetryableError
@@ -29,6 +30,24 @@ STATUS_DEFAULTS: dict[int, tuple[bool, str]] = {
     504: (True, "timeout"),
     529: (True, "overloaded"),
 }
+
+
+@dataclass(frozen=True, slots=True)
+class Wordings:
+    """The ways one API family words an error that carries no code for it (a context overflow, a bad key).
+
+    Each wording is one or more phrases; a message matches when, lower-cased, it contains every phrase of any one
+    wording. Each family keeps its table in its ``errors`` module, one line per wording seen on the wire.
+    """
+
+    wordings: tuple[tuple[str, ...], ...]
+
+    def match(self, message: str | None) -> bool:
+        """True when ``message`` says one of the wordings."""
+        if not message:
+            return False
+        lowered = message.lower()
+        return any(all(phrase in lowered for phrase in wording) for wording in self.wordings)
 
 
 def default_error(status: int) -> tuple[bool, str]:

@@ -11,7 +11,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from conformance.adapter import Adapter, ModelTurn, ToolResult, ToolResults, TranscriptEntry, UserMessage
+from conformance.adapter import (
+    Adapter,
+    ModelTurn,
+    ToolResult,
+    ToolResults,
+    TranscriptEntry,
+    UserMessage,
+    task_for_turn,
+)
 from conformance.cases import Case
 from conformance.classify import classify_response
 from conformance.errors import InputError, Problem
@@ -115,7 +123,8 @@ class _Loop:
         run.turn, run.phase, run.fixture = index + 1, "building the request", ""
         run.transcripts.append(tuple(self.transcript))
         if self.respond is None:
-            run.requests.append(self.adapter.build_request(self.case.task, self.transcript))
+            task = task_for_turn(self.case.task, self.transcript)
+            run.requests.append(self.adapter.build_request(task, self.transcript))
         if index >= len(self.turns):
             raise InputError([_missing_turn(self.case, self.provider, index, run)])
         recorded = self.turns[index]

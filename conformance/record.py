@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
+from conformance.adapter import task_for_turn
 from conformance.errors import InputError, Problem
 from conformance.hygiene import redact, scan_text
 from conformance.replay import SESSION, Replay, Reply
@@ -395,6 +396,6 @@ def drive_case(case: Any, provider: str, stack: Any, mode: str, base: str) -> No
     endpoint = Endpoint(base_url=session_base(base, case.id, provider, mode), stream=mode == "stream")
 
     def respond(index: int, transcript: Any) -> Any:
-        return stack.call(case.task, transcript, endpoint), {}
+        return stack.call(task_for_turn(case.task, transcript), transcript, endpoint), {}
 
     run_loop(case, provider, builtin_adapters()[provider], _Unrecorded(), mode, LoopRun(), respond)  # type: ignore[arg-type]

@@ -28,6 +28,10 @@ from conformance.cases import Case, base_provider
 from conformance.fixtures import RecordedTurn
 
 SESSION = re.compile(r"/s/(?P<case>[^/]+)/(?P<provider>[^/]+)/(?P<mode>body|stream)(?P<rest>/.*)")
+# The status of the replay's own "nothing recorded for this request" errors: a 400, which none of the official SDKs
+# (OpenAI, Anthropic, google-genai, botocore) nor the Vercel AI SDK retries (they retry 408, 409, 429 and 5xx), so a
+# client's retries cannot pile up unanswered requests (docs/serve.md).
+NOT_RECORDED = 400
 
 
 @dataclass(slots=True)
@@ -74,23 +78,27 @@ class Replay:
         self.cases = {case.id: case for case in cases}
         self.sessions: dict[tuple[str, str, str], Session] = {}
         self.lock = threading.Lock()
+        self.stopped_by: str | None = None
+        """The signal that stopped the server (``SIGTERM``, ``SIGINT``), or None when a bound did."""
 
     def handle(self, method: str, path: str, query: str, body: bytes) -> Reply:
         """The reply to one request, by its path (``/s/<case>/<provider>/<mode>/<vendor path>``) and body."""
         match = SESSION.fullmatch(unquote(path))
         if method != "POST" or match is None:
-            return _problem(404, f"no session in {method} {path}: expected POST /s/<case>/<provider>/<body|stream>"
-                                 "/<vendor path> (conformance serve prints the base URLs)")
+            return _problem(None, 404, f"no session in {method} {path}: expected POST /s/<case>/<provider>/"
+                                       "<body|stream>/<vendor path> (conformance serve prints the base URLs)")
         case = self.cases.get(match["case"])
         # A stack's session is `<provider>@<stack>`: the provider's fixtures, its own cursor.
-        fixtures = match["provider"].split("@")[0]
+        fixtures = session_fixtures(match["provider"])
+        route = self._route(fixtures, match["rest"])
         if case is None or fixtures not in case.providers:
             what = "case" if case is None else f"provider of case {match['case']}"
-            return _problem(404, f"no {what} {match['case'] if case is None else fixtures!r} here; "
-                                 f"cases: {', '.join(sorted(self.cases)) or 'none'}")
-        route = self._route(fixtures, match["rest"])
+            return _problem(route[0] if route else None, 404,
+                            f"no {what} {match['case'] if case is None else fixtures!r} here; "
+                            f"cases: {', '.join(sorted(self.cases)) or 'none'}")
         if route is None:
-            return _problem(404, f"case {case.id}: {match['rest']} is none of the vendor paths this server speaks")
+            return _problem(None, 404, f"case {case.id}: {match['rest']} is none of the vendor paths this server "
+                                       "speaks")
         wire, stream = route
         with self.lock:
             key = (case.id, match["provider"], match["mode"])
@@ -119,6 +127,12 @@ class Replay:
             return list(session.requests) if session is not None else []
 
 
+def session_fixtures(provider: str) -> str:
+    """The fixture set a session's provider segment plays: ``openai-chat`` for ``openai-chat@litellm`` (a stack's
+    session), ``openai-chat~next`` for a variant's."""
+    return provider.split("@", 1)[0]
+
+
 def _serve(session: Session, wire: Wire, stream: bool | None, query: str, body: bytes) -> Reply:
     turns = session.case.providers[session.provider].turns
     repeat = body == session.last_body and session.cursor > 0
@@ -127,7 +141,7 @@ def _serve(session: Session, wire: Wire, stream: bool | None, query: str, body: 
         reason = (f"case {session.case.id} [{session.provider}]: request {len(session.requests) + 1} asks for turn "
                   f"{index + 1}, but {len(turns)} turn(s) are recorded")
         session.unmatched.append(reason)
-        return _problem(409, reason)
+        return _problem(wire, NOT_RECORDED, reason)
     if not repeat:
         session.cursor += 1
         session.requests.append(_parsed(body))
@@ -148,13 +162,13 @@ def _reply(turn: RecordedTurn, wire: Wire, wants_stream: bool, session: Session,
         return Reply(turn.status, headers, [_body_bytes(turn)])
     if not wants_stream:
         if not turn.has_body:
-            return _problem(409, f"case {session.case.id} [{session.provider}]: turn {index + 1} was recorded as a "
-                                 "stream only; the client asked for a body")
+            return _problem(wire, NOT_RECORDED, f"case {session.case.id} [{session.provider}]: turn {index + 1} was "
+                                                "recorded as a stream only; the client asked for a body")
         headers.setdefault("content-type", "application/json")
         return Reply(turn.status, headers, [_body_bytes(turn)])
     if turn.stream is None:
-        return _problem(409, f"case {session.case.id} [{session.provider}]: turn {index + 1} has no recorded stream; "
-                             "the client asked for one")
+        return _problem(wire, NOT_RECORDED, f"case {session.case.id} [{session.provider}]: turn {index + 1} has no "
+                                            "recorded stream; the client asked for one")
     text = turn.stream.read_bytes()
     headers["content-type"] = wire.stream_content_type
     frames = wire.encode_stream(text) if wire.encode_stream is not None else _events(text)
@@ -190,8 +204,13 @@ def _parsed(body: bytes) -> Any:
         return body.decode("utf-8", "replace")
 
 
-def _problem(status: int, message: str) -> Reply:
-    """An error the client will raise, naming what went wrong; ``x-should-retry: false`` so it is not retried."""
-    payload = {"error": {"type": "conformance_replay", "message": message}}
-    return Reply(status, {"content-type": "application/json", "x-should-retry": "false"},
-                 [json.dumps(payload, ensure_ascii=False).encode("utf-8")])
+def _problem(wire: Wire | None, status: int, message: str) -> Reply:
+    """An error the client will raise, naming what went wrong, in the error shape of the API it speaks (its wire's
+    ``error_reply``; the OpenAI shape otherwise); ``x-should-retry: false`` so the clients that read it do not retry."""
+    headers = {"content-type": "application/json", "x-should-retry": "false"}
+    if wire is not None and wire.error_reply is not None:
+        extra, payload = wire.error_reply(status, message)
+        headers.update(extra)
+    else:
+        payload = {"error": {"type": "conformance_replay", "message": message}}
+    return Reply(status, headers, [json.dumps(payload, ensure_ascii=False).encode("utf-8")])

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.adapter import (
+    FORCING_CHOICES,
     Adapter,
     ModelTurn,
     RequestParts,
@@ -28,6 +29,8 @@ from conformance.adapter import (
     ToolResults,
     TranscriptEntry,
     UserMessage,
+    called_since_user,
+    task_for_turn,
 )
 
 
@@ -139,13 +142,7 @@ def _prefix_problems(task: Task, spelled: _Spelled, sent: SentPrefix,
                 problems.append(f"tool {spec.name}: the description sent differs from the case's "
                                 f"({_first_difference(spec.description, tool.description)})")
     if task.tools:
-        wanted = task.tool_choice if task.tool_choice != "tool" else f"tool {task.tool_name}"
-        got = sent.tool_choice if sent.tool_choice != "tool" else f"tool {sent.forced_tool}"
-        only = f"tool {task.tools[0].name}" if len(task.tools) == 1 else None
-        if only is not None and {got, wanted} == {"required", only}:
-            got = wanted  # with one tool offered, requiring a call and forcing that tool are the same request
-        if got != wanted:
-            problems.append(f"tool choice sent: {got or 'none readable'}; the case says {wanted}")
+        problems += _choice_problems(task, sent, conversation)
     if task.output_schema is None and sent.output_schema is not None:
         problems.append("an output schema is sent, but the case asks for free text")
     elif task.output_schema is not None and sent.output_schema is None:
@@ -272,7 +269,7 @@ VARYING = re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2})?")
 def _cache_problems(adapter: Adapter, task: Task, spelled: _Spelled, request: dict[str, Any],
                     transcript: Sequence[TranscriptEntry], parts: RequestParts, rebuild: bool) -> list[str]:
     problems = []
-    again = adapter.build_request(task, transcript) if rebuild else request
+    again = adapter.build_request(task_for_turn(task, transcript), transcript) if rebuild else request
     # Equal as values (a dict comparison, far cheaper than spelling the request again): a value that varies
     # per call differs, while key order cannot vary between two builds in one process.
     if again != request:
@@ -285,6 +282,25 @@ def _cache_problems(adapter: Adapter, task: Task, spelled: _Spelled, request: di
                 problems.append(f"the static prefix holds {match.group(0)!r}, which the case does not: a per-call "
                                 f"value in the prefix defeats the vendor's prompt cache")
     return problems
+
+
+def _choice_problems(task: Task, sent: SentPrefix, conversation: Sequence[SentEntry]) -> list[str]:
+    """The tool choice a request sends against the case's, for the turn it is: a forced choice is sent until the
+    forced call has been answered, ``auto`` after it (``task_for_turn``; docs/contract.md, "Requests")."""
+    wanted = task.tool_choice if task.tool_choice != "tool" else f"tool {task.tool_name}"
+    reset = task.tool_choice in FORCING_CHOICES and called_since_user(entry.role for entry in conversation)
+    if reset:
+        wanted = "auto"
+    got = sent.tool_choice if sent.tool_choice != "tool" else f"tool {sent.forced_tool}"
+    only = f"tool {task.tools[0].name}" if len(task.tools) == 1 else None
+    if only is not None and {got, wanted} == {"required", only}:
+        got = wanted  # with one tool offered, requiring a call and forcing that tool are the same request
+    if got == wanted:
+        return []
+    if reset:
+        return [f"tool choice sent: {got or 'none readable'} after the forced call was answered; the loop sends auto "
+                f"from then on (with the choice still forced, the model must call a tool again and cannot answer)"]
+    return [f"tool choice sent: {got or 'none readable'}; the case says {wanted}"]
 
 
 def _strings(value: Any) -> Iterable[str]:

@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 from conformance.adapter import Adapter
 from conformance.cases import Case, base_provider
 from conformance.replay import Replay, Reply
+from conformance.reportfiles import Terminated
 from conformance.request_check import check_sent
 
 MAX_BODY_BYTES = 64 * 1024 * 1024
@@ -131,6 +132,10 @@ def run_server(cases: Sequence[Case], port: int = 0, max_seconds: float = 600.0,
         if ready is not None:
             ready(server)
         server.serve_forever(poll_interval=0.05)
+    except KeyboardInterrupt as signal:
+        # Ctrl-C or SIGTERM (conformance.reportfiles.Terminated) ends the server as a bound does: the sessions so far
+        # are kept, so the caller still says what each client did and writes serve.json.
+        replay.stopped_by = "SIGTERM" if isinstance(signal, Terminated) else "SIGINT"
     finally:
         timer.cancel()
         server.server_close()
@@ -172,11 +177,13 @@ def session_records(replay: Replay, adapters: dict[str, Any]) -> list[dict[str, 
     expectations of each request (docs/contract.md, "Requests") when the provider is one an adapter reads."""
     records = []
     for (case_id, provider, mode), session in sorted(replay.sessions.items()):
-        adapter = adapters.get(base_provider(provider))  # a model variant's requests: its provider's adapter
+        # `session.provider` is the fixture set the session plays (a stack's `<provider>@<stack>` session plays its
+        # provider's); a model variant's requests are read by its provider's adapter.
+        adapter = adapters.get(base_provider(session.provider))
         task = session.case.task
         records.append({
             "case": case_id, "provider": provider, "mode": mode,
-            "turns_recorded": len(session.case.providers[provider].turns),
+            "turns_recorded": len(session.case.providers[session.provider].turns),
             "turns_served": session.served,
             "unmatched": session.unmatched,
             "requests": [{"turn": turn, "problems": check_sent(adapter, task, request) if adapter else None}

@@ -52,6 +52,8 @@ def serve(arguments: argparse.Namespace, roots: list[Path]) -> int:
                      json.dumps({"sessions": records}, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
     unmatched = sum(len(record["unmatched"]) for record in records)
     failed = sum(1 for record in records for request in record["requests"] if request["problems"])
+    if replay.stopped_by is not None:
+        print(f"conformance serve: stopped by {replay.stopped_by}")
     print(f"conformance serve: {len(records)} session(s), {sum(len(r['turns_served']) for r in records)} turn(s) "
           f"served, {unmatched} request(s) no turn answered, {failed} request(s) failing the request checks")
     return 1 if unmatched or failed else 0

@@ -11,7 +11,7 @@ import threading
 from collections.abc import Awaitable, Sequence
 from typing import Any
 
-from conformance.adapter import Adapter, TranscriptEntry
+from conformance.adapter import Adapter, TranscriptEntry, task_for_turn
 from conformance.cases import Case
 from conformance.replay import Replay
 from conformance.serve import BackgroundServer, session_base
@@ -58,7 +58,7 @@ def run_stack_case(case: Case, stack: Stack, reader: Adapter, mode: str = "body"
                         replay=replay if in_process else None)
 
     def respond(index: int, transcript: tuple[TranscriptEntry, ...]) -> tuple[ModelResponse, dict[str, Any]]:
-        response: Any = stack.call(case.task, transcript, endpoint)
+        response: Any = stack.call(task_for_turn(case.task, transcript), transcript, endpoint)
         if inspect.isawaitable(response):  # an async stack: each call runs in an event loop of its own
             response = asyncio.run(_awaited(response))
         sent = replay.sent(case.id, stack.row_id, mode)

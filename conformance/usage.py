@@ -21,3 +21,13 @@ def add(*values: int | None) -> int | None:
     """The sum of the counts that are known; None when none is."""
     known = [value for value in values if value is not None]
     return sum(known) if known else None
+
+
+def count_or_zero(container: Any, key: str) -> int | None:
+    """A proto3 JSON counter: absent inside a present object means 0 (proto3 leaves a zero scalar out of its JSON
+    mapping, protobuf.dev/programming-guides/json), present but not a count means unknown (None)."""
+    if type(container) is not dict:
+        return None
+    if key not in container:
+        return 0
+    return count(container, key)

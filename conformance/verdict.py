@@ -76,6 +76,13 @@ ANSWER = ContentDecides()
 CALLS_EXPECTED = ContentDecides(calls_required=True)
 
 
+def decides_alone(verdict: Verdict) -> bool:
+    """True when the stop value decides the kind by itself (a failure, a refusal, a truncation, a malformed call,
+    a value naming nothing usable): a missing or unreadable content container must not pre-empt it. Only
+    ``ContentDecides`` needs the content (docs/contract.md, "Kinds")."""
+    return not isinstance(verdict, ContentDecides)
+
+
 @dataclass(slots=True)
 class Content:
     """What a response's items, blocks or parts hold, gathered in one pass by the adapter's scanner."""

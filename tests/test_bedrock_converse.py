@@ -401,7 +401,11 @@ def test_built_requests_fit_the_converse_request_shape(tool_choice: str) -> None
 def test_read_request_splits_prefix_history_and_results() -> None:
     _, second = _follow_up(TASK, fixture(P, "body-parallel-calls.json"))
     parts = ADAPTER.read_request(second)
-    assert parts.prefix == {key: value for key, value in second.items() if key != "messages"}
+    # The tool choice is a per-turn slot, not part of the static prefix (docs/contract.md, "Requests").
+    tool_config = {key: value for key, value in second["toolConfig"].items() if key != "toolChoice"}
+    assert "toolChoice" in second["toolConfig"]
+    assert parts.prefix == {**{key: value for key, value in second.items() if key != "messages"},
+                            "toolConfig": tool_config}
     assert list(parts.history) == second["messages"]
     assert list(parts.results) == [("tooluse_A1b2C3d4E5f6G7h8I9j0Kl", None), ("tooluse_M1n2O3p4Q5r6S7t8U9v0Wx", None)]
 

@@ -92,6 +92,10 @@ EXPECTED: dict[str, tuple[str, str | None, str, list[tuple[str, str, Any]], str 
     "stream-citations.jsonl": ("text", None, "stopReason=end_turn", [],
                                "Employees should consult with their manager for details.",
                                _usage(1830, None, None, 24, 1854)),
+    # Nova web grounding: a server tool call and its result, text, and blocks of citation deltas alone.
+    "stream-nova-web-grounding.jsonl": ("text", None, "stopReason=end_turn", [],
+                                        "The winter timetable runs the first ferry at 06:40 and the last at 22:15.",
+                                        _usage(2410, None, None, 31, 2441)),
     "stream-no-metadata.jsonl": ("text", None, "stopReason=end_turn", [], "Order ORD-1002 was delivered.", None),
     "stream-cut.jsonl": ("retryable_error", "interrupted",
                          "stream ended after contentBlockDelta without a terminal event", [], "Order ORD-1002 was",
@@ -122,6 +126,7 @@ PARITY = {
     "stream-unknown-event.jsonl": "body-text.json",
     "stream-duplicate-events.jsonl": "body-tool-call.json",
     "stream-citations.jsonl": "body-citations.json",
+    "stream-nova-web-grounding.jsonl": "body-nova-web-grounding.json",
 }
 
 # Events the service model deliberately does not know: (fixture, 1-based line).

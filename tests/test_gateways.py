@@ -200,19 +200,22 @@ def test_langchain_gemini_keeps_no_response_id_and_sends_results_without_the_cal
                for failure in _row(report, "normal", "gemini@langchain", "body")["failures"])
 
 
-def test_langchain_gemini_reports_zero_cached_tokens_the_wire_never_sent(report: dict[str, Any]) -> None:
-    invented = _finding(report, "gemini@langchain", "normal", "body", 1, "usage.cached_input_tokens")
-    assert invented is not None and (invented["wire"], invented["stack_value"]) == (None, 0)
+def test_langchain_gemini_zero_cached_tokens_agree_with_the_wire(report: dict[str, Any]) -> None:
+    # An absent cachedContentTokenCount inside usageMetadata is a proto3 zero (docs/contract.md, "Usage"): the 0
+    # LangChain reports is the wire's count, so it is no finding.
+    assert _finding(report, "gemini@langchain", "normal", "body", 1, "usage.cached_input_tokens") is None
+    row = _row(report, "normal", "gemini@langchain", "body")
+    assert row["turns"][0]["usage"]["cached_input_tokens"] == 0
 
 
 def test_langchain_gemini_resumes_a_continuation_with_a_request_of_its_own(report: dict[str, Any]) -> None:
     # google-genai's automatic continuation is on unless the caller turns it off, and ChatGoogleGenerativeAI does
     # not: a CONTINUATION turn is followed by a second request the business code never sees (the replay server has
-    # no second turn recorded, so it answers 409).
+    # no second turn recorded, so it answers 400).
     kind = _finding(report, "gemini@langchain", "continuation", "body", 1, "kind")
-    assert kind is not None and (kind["wire"], kind["stack_value"]) == ("incomplete", "retryable_error")
+    assert kind is not None and (kind["wire"], kind["stack_value"]) == ("incomplete", "fatal_error")
     turn = _row(report, "continuation", "gemini@langchain", "body")["turns"][0]
-    assert turn["raw"].startswith("http=409")
+    assert turn["raw"].startswith("http=400")
 
 
 def test_langchain_turns_a_responses_stream_error_into_a_plain_value_error(report: dict[str, Any]) -> None:
@@ -365,6 +368,7 @@ def test_gateways_raise_their_own_exceptions_exactly_where_documented(report: di
 
 # One line of docs/gateways.md each: (stack, case, mode, turn, field) → (effect, the wire, the stack's value).
 FACTS = [
+    ("gemini@litellm", "normal", "body", 1, "usage.cached_input_tokens", "lost", 0, None),
     ("bedrock-converse@langchain", "normal", "body", 1, "model", "invented", None,
      "anthropic.claude-3-5-sonnet-20240620-v1:0"),
     ("bedrock-converse@pydantic-ai", "normal", "body", 1, "model", "invented", None,
@@ -372,7 +376,7 @@ FACTS = [
     ("openai-chat@pydantic-ai", "normal", "body", 1, "usage.cache_write_tokens", "invented", None, 0),
     ("gemini@pydantic-ai", "normal", "body", 1, "usage.cache_write_tokens", "invented", None, 0),
     ("bedrock-converse@pydantic-ai", "normal", "body", 1, "usage.reasoning_tokens", "invented", None, 0),
-    ("gemini@pydantic-ai", "continuation", "body", 1, "kind", "changed", "incomplete", "retryable_error"),
+    ("gemini@pydantic-ai", "continuation", "body", 1, "kind", "changed", "incomplete", "fatal_error"),
     ("anthropic-messages@pydantic-ai", "mid_stream_error", "stream", 1, "response_id", "lost", "msg_01SiA1", None),
     ("openai-chat@pydantic-ai", "mid_stream_error", "stream", 1, "response_id", "lost", "chatcmpl-si1", None),
     ("gemini@langchain", "mid_stream_error", "stream", 1, "http_status", "changed", 200, 503),

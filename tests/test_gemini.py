@@ -306,7 +306,8 @@ def test_usage_adds_thoughts_to_output_and_keeps_cached_inside_input() -> None:
 def test_usage_input_adds_tool_use_prompt_tokens() -> None:
     usage = classify_body(fixture(P, "body-code-execution.json")).usage
     assert usage is not None
-    assert (usage.input_tokens, usage.output_tokens, usage.reasoning_tokens) == (135, 40, None)
+    # No thoughtsTokenCount in the body: a proto3 zero (docs/contract.md, "Usage").
+    assert (usage.input_tokens, usage.output_tokens, usage.reasoning_tokens) == (135, 40, 0)
 
 
 def test_usage_output_is_the_thoughts_when_no_candidate_tokens_are_reported() -> None:
@@ -315,15 +316,16 @@ def test_usage_output_is_the_thoughts_when_no_candidate_tokens_are_reported() ->
     assert (usage.output_tokens, usage.reasoning_tokens, usage.total_tokens) == (256, 256, 556)
 
 
-def test_usage_absent_counts_are_none_not_zero() -> None:
+def test_usage_absent_counters_are_zero_and_absent_metadata_is_unknown() -> None:
+    # usageMetadata is proto3 JSON: int32 counters without presence, a zero left out (docs/contract.md, "Usage").
     usage = classify_body(fixture(P, "body-prompt-blocked.json")).usage
     assert usage is not None
     assert usage.normalized() == {
         "input_tokens": 120,
-        "cached_input_tokens": None,
+        "cached_input_tokens": 0,
         "cache_write_tokens": None,
-        "output_tokens": None,
-        "reasoning_tokens": None,
+        "output_tokens": 0,
+        "reasoning_tokens": 0,
         "total_tokens": 120,
     }
     body = fixture(P, "body-text.json")
@@ -518,7 +520,11 @@ def test_build_request_sends_a_failed_result_under_error() -> None:
 def test_read_request_splits_prefix_from_contents() -> None:
     _, second, _ = _second_request("body-tool-call.json")
     parts = ADAPTER.read_request(second)
-    assert parts.prefix == {key: value for key, value in second.items() if key != "contents"}
+    # The tool choice (functionCallingConfig) is a per-turn slot, not part of the static prefix (docs/contract.md).
+    assert "functionCallingConfig" in second["toolConfig"]
+    tool_config = {key: value for key, value in second["toolConfig"].items() if key != "functionCallingConfig"}
+    assert parts.prefix == {**{key: value for key, value in second.items() if key != "contents"},
+                            "toolConfig": tool_config}
     assert list(parts.history) == second["contents"]
 
 

@@ -50,8 +50,9 @@ def calls_of(result: StreamResult) -> list[dict[str, Any]]:
     return [call(c.call_id, c.name, dict(c.parsed_arguments or {})) for c in result.response.calls]
 
 
-def usage(input_tokens: int, output: int | None, total: int, *, cached: int | None = None,
-          reasoning: int | None = None) -> dict[str, int | None]:
+def usage(input_tokens: int, output: int, total: int, *, cached: int = 0,
+          reasoning: int = 0) -> dict[str, int | None]:
+    """Normalized Gemini usage: a counter the chunk leaves out is a proto3 zero (docs/contract.md, "Usage")."""
     return {"input_tokens": input_tokens, "cached_input_tokens": cached, "cache_write_tokens": None,
             "output_tokens": output, "reasoning_tokens": reasoning, "total_tokens": total}
 
@@ -82,16 +83,16 @@ EXPECTED: dict[str, tuple[str, str | None, str, list[dict[str, Any]], str | None
                                    call("fc_9pq4", "get_invoice", {"invoice_id": "INV-8"})], None,
                                   usage(640, 97, 737, reasoning=61)),
     "stream-prompt-blocked.sse": ("refusal", "filter", "promptFeedback.blockReason=PROHIBITED_CONTENT", [], None,
-                                  usage(120, None, 120)),
-    "stream-safety.sse": ("refusal", "filter", "finishReason=SAFETY", [], None, usage(120, None, 120)),
+                                  usage(120, 0, 120)),
+    "stream-safety.sse": ("refusal", "filter", "finishReason=SAFETY", [], None, usage(120, 0, 120)),
     "stream-max-tokens.sse": ("incomplete", "max_tokens", "finishReason=MAX_TOKENS", [],
                               "The quarterly summary covers thr", usage(300, 256, 556, reasoning=240)),
     "stream-continuation.sse": ("incomplete", "continuation", "finishReason=CONTINUATION", [],
                                 "Section 1 of the annual report: revenue grew in every region, led by",
                                 usage(410, 8502, 8912, reasoning=310)),
-    "stream-stop-no-parts.sse": ("empty", None, "finishReason=STOP", [], None, usage(4210, None, 4210)),
+    "stream-stop-no-parts.sse": ("empty", None, "finishReason=STOP", [], None, usage(4210, 0, 4210)),
     "stream-malformed-function-call.sse": ("invalid_tool_call", None, "finishReason=MALFORMED_FUNCTION_CALL", [],
-                                           None, usage(640, None, 640)),
+                                           None, usage(640, 0, 640)),
     "stream-unexpected-tool-call.sse": ("invalid_tool_call", None, "finishReason=UNEXPECTED_TOOL_CALL",
                                         [call("delete_invoice#0", "delete_invoice", {"invoice_id": "INV-7"})], None,
                                         usage(640, 14, 654)),

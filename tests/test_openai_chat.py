@@ -72,6 +72,7 @@ EXPECTED_FINISH = {
     "insufficient_system_resource": ("retryable_error", "overloaded"),
     "abort": ("retryable_error", "server_error"),
     "error": ("retryable_error", "server_error"),
+    "eos": ("text", None),
 }
 # Values beyond the SDK's Choice.finish_reason literal, and who sends them.
 EXTRA_FINISH = {
@@ -80,6 +81,7 @@ EXTRA_FINISH = {
     "insufficient_system_resource": "DeepSeek",
     "abort": "vLLM",
     "error": "Mistral",
+    "eos": "Together",
 }
 
 
@@ -212,6 +214,7 @@ EXPECTED_ERROR_CODES = {
     "invalid_prompt": ("fatal_error", "policy"),
     "model_not_found": ("fatal_error", "not_found"),
     "server_error": ("retryable_error", "server_error"),
+    "too_many_prompt_tokens": ("fatal_error", "context_window"),
 }
 
 

@@ -326,9 +326,10 @@ def _http_error(kind: str, raw: str, reason: str, status: int, message: str | No
 
 
 @pytest.mark.parametrize(("status", "body", "expected"), [
-    # No error object, or one that is not an object: the status alone, no message.
+    # No error object: the status alone, no message. An error that is a plain string is the message (xAI's shape).
     (500, {}, _http_error("retryable_error", "http=500", "server_error", 500, None)),
-    (500, {"error": "boom"}, _http_error("retryable_error", "http=500", "server_error", 500, None)),
+    (500, {"error": "boom"}, _http_error("retryable_error", "http=500", "server_error", 500, "boom")),
+    (500, {"error": 7}, _http_error("retryable_error", "http=500", "server_error", 500, None)),
     (401, None, _http_error("fatal_error", "http=401", "auth", 401, None)),
     (404, [{"error": {"code": "model_not_found"}}], _http_error("fatal_error", "http=404", "not_found", 404, None)),
     # A code or type that is not a non-empty string names nothing: raw falls back to the next label or the status.

@@ -93,11 +93,22 @@ def test_chat_parallel_fragments_are_joined_per_index() -> None:
 @pytest.mark.parametrize(("provider", "name"), [("openai-responses", "stream-tool-call.sse"),
                                                 ("openai-chat", "stream-parallel-calls.sse")])
 def test_truncating_at_every_event_never_raises_and_is_interrupted_until_the_end(provider: str, name: str) -> None:
+    """Cut before its terminal event, a stream is interrupted. A Chat stream is complete from its finish reason on
+    (docs/contract.md, "Streams that end without [DONE]"): a cut after it gives the whole stream's kind."""
     data = (FIXTURES / provider / name).read_bytes()
+    assembler = RESPONSES.assemble_stream if provider == "openai-responses" else CHAT.assemble_stream
+    assert assembler is not None
+    whole = assembler([data]).response
     boundaries = [index + 2 for index in range(len(data)) if data[index:index + 2] == b"\n\n"]
+    finished = [cut for cut in boundaries if provider == "openai-chat" and b'"finish_reason":"' in data[:cut]]
     for cut in boundaries[:-1]:
-        result = (RESPONSES if provider == "openai-responses" else CHAT).assemble_stream([data[:cut]])  # type: ignore[misc]
-        assert (result.response.kind, result.response.to_dict()["reason"]) == ("retryable_error", "interrupted"), cut
+        result = assembler([data[:cut]])
+        if cut in finished:
+            assert (result.response.kind, result.response.calls) == (whole.kind, whole.calls), cut
+        else:
+            reason = result.response.to_dict()["reason"]
+            assert (result.response.kind, reason) == ("retryable_error", "interrupted"), cut
+    assert (provider == "openai-chat") == bool(finished[:-1])
 
 
 # The official SDK as an oracle: its own stream machinery, fed the same bytes through a mock transport.

@@ -168,7 +168,7 @@ def test_google_genai_follows_a_continuation_by_itself_unless_told_not_to() -> N
             base_url=session_base(server.base, case.id, "gemini", "body"), api_version="v1beta"))
         with pytest.raises(genai_errors.ClientError) as raised:
             client.models.generate_content(model="model-under-test", contents=request["contents"])
-    assert raised.value.code == 409
+    assert raised.value.code == 400
     assert raised.value.message == "case continuation [gemini]: request 2 asks for turn 2, but 1 turn(s) are recorded"
 
 
@@ -207,7 +207,7 @@ def test_turns_advance_per_session_and_a_byte_identical_repeat_replays_the_same_
     assert session.requests == [{"n": 1}, {"n": 2}] and session.served == [1, 2]
 
     status, _, body = _post(replay, path, {"n": 3})
-    assert status == 409
+    assert status == 400
     assert json.loads(body)["error"]["message"] == ("case normal [openai-chat]: request 3 asks for turn 3, but 2 "
                                                     "turn(s) are recorded")
     assert session.unmatched == [json.loads(body)["error"]["message"]]
@@ -294,7 +294,7 @@ def test_the_command_prints_the_client_environment_serves_and_reports_each_sessi
             try:
                 urllib.request.urlopen(request, timeout=10).read()
             except urllib.error.HTTPError as error:
-                assert error.code == 409
+                assert error.code == 400
 
     code, out, _ = _serve("--max-requests", "3", "--max-seconds", "30", "--report-dir", str(tmp_path),
                           client=client)
@@ -361,3 +361,106 @@ def test_a_client_that_resets_its_connection_prints_nothing(capfd: pytest.Captur
         threading.Event().wait(0.3)
     captured = capfd.readouterr()
     assert "Traceback" not in captured.err and "ConnectionResetError" not in captured.err
+
+
+# ---- A client the server has never seen: stacks' sessions, signals, errors every client can print -------------------
+
+def _requests(provider: str, count: int) -> list[dict[str, Any]]:
+    """``count`` different first requests of the normal case, as the reference adapter builds them."""
+    task = BY_ID["normal"].task
+    return [ADAPTERS[provider].build_request(task, [UserMessage(text=f"{task.input} ({n})")]) for n in range(count)]
+
+
+def test_a_stack_session_is_served_checked_and_reported(tmp_path: Path) -> None:
+    def client(base: str) -> None:
+        root = session_base(base, "normal", "openai-chat@litellm", "body")
+        for request in _requests("openai-chat", 2):
+            http = urllib.request.Request(f"{root}/v1/chat/completions", data=json.dumps(request).encode(),
+                                          headers={"content-type": "application/json"})
+            urllib.request.urlopen(http, timeout=10).read()
+
+    code, out, _ = _serve("--max-requests", "2", "--max-seconds", "30", "--report-dir", str(tmp_path),
+                          client=client)
+    assert code == 0, out
+    (session,) = json.loads((tmp_path / "serve.json").read_text())["sessions"]
+    assert (session["provider"], session["turns_recorded"], session["turns_served"]) == (
+        "openai-chat@litellm", 2, [1, 2])
+    # The Chat adapter read the stack's requests: the checks ran (a list, not None) and found nothing.
+    assert [request["problems"] for request in session["requests"]] == [[], []]
+
+
+def test_sigterm_ends_serve_as_a_bound_does_and_serve_json_is_written(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    process = subprocess.Popen([sys.executable, "-m", "conformance", "serve", "--max-seconds", "60", "--report-dir",
+                                str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert process.stdout is not None
+    base = process.stdout.readline().split("listening on ")[1].split(" ")[0]
+    root = session_base(base, "normal", "anthropic-messages", "body")
+    request = urllib.request.Request(f"{root}/v1/messages", data=json.dumps(_requests("anthropic-messages", 1)[0])
+                                     .encode(), headers={"content-type": "application/json"})
+    urllib.request.urlopen(request, timeout=10).read()
+    time.sleep(0.2)  # the reply is out before the request is counted
+    process.send_signal(signal.SIGTERM)
+    out, err = process.communicate(timeout=30)
+    assert (process.returncode, err) == (0, "")
+    assert "conformance serve: stopped by SIGTERM" in out
+    (session,) = json.loads((tmp_path / "serve.json").read_text())["sessions"]
+    assert (session["provider"], session["turns_served"]) == ("anthropic-messages", [1])
+
+
+def _sdk_call(provider: str, base: str, request: dict[str, Any]) -> BaseException:
+    """The vendor's own client, with its default retries ON, sends ``request``; the exception it raises."""
+    try:
+        if provider == "openai-chat":
+            openai.OpenAI(base_url=f"{base}/v1", api_key="sk-replay", max_retries=2).chat.completions.create(**request)
+        elif provider == "anthropic-messages":
+            anthropic.Anthropic(base_url=base, api_key="sk-ant-replay", max_retries=2).messages.create(**request)
+        elif provider == "gemini":
+            client = genai.Client(api_key="replay", http_options=genai_types.HttpOptions(
+                base_url=base, api_version="v1beta",
+                retry_options=genai_types.HttpRetryOptions(attempts=3, initial_delay=0.01, max_delay=0.02)))
+            config = genai_types.GenerateContentConfig.model_validate({
+                **request.get("generationConfig", {}), "systemInstruction": request.get("systemInstruction"),
+                "tools": request.get("tools"), "toolConfig": request.get("toolConfig")})
+            client.models.generate_content(model="model-under-test", contents=request["contents"], config=config)
+        else:
+            boto3.client("bedrock-runtime", endpoint_url=base, region_name="us-east-1", aws_access_key_id="replay",
+                         aws_secret_access_key="replay",
+                         config=botocore.config.Config(retries={"mode": "standard", "total_max_attempts": 3,
+                                                                "max_attempts": 2})
+                         ).converse(modelId="model-under-test", **request)
+    except ERRORS as error:
+        return error
+    raise AssertionError("the client raised nothing")
+
+
+@pytest.mark.parametrize("provider", ["openai-chat", "anthropic-messages", "gemini", "bedrock-converse"])
+def test_each_client_prints_the_servers_own_error_and_does_not_retry_it(provider: str) -> None:
+    with BackgroundServer(ALL_CASES, max_seconds=60) as server:
+        root = session_base(server.base, "normal", provider, "body")
+        first, second, third = _requests(provider, 3)
+        for request in (first, second):
+            server.replay.handle("POST", root[len(server.base):] + _vendor_path(provider), "",
+                                 json.dumps(request).encode())
+        error = _sdk_call(provider, root, third)
+        session = server.replay.sessions[("normal", provider, "body")]
+    message = "case normal [" + provider + "]: request 3 asks for turn 3, but 2 turn(s) are recorded"
+    assert message in str(error), str(error)
+    assert "Conflict" not in str(error)
+    assert session.unmatched == [message]  # one request: the client did not retry the 400
+
+
+def _vendor_path(provider: str) -> str:
+    return {"openai-chat": "/v1/chat/completions", "anthropic-messages": "/v1/messages",
+            "gemini": "/v1beta/models/model-under-test:generateContent",
+            "bedrock-converse": "/model/model-under-test/converse"}[provider]
+
+
+@pytest.mark.parametrize("provider", ["anthropic-messages", "gemini", "bedrock-converse"])
+def test_an_unknown_case_is_named_in_the_vendors_own_error_shape(provider: str) -> None:
+    with BackgroundServer(ALL_CASES, max_seconds=60) as server:
+        error = _sdk_call(provider, session_base(server.base, "no_such_case", provider, "body"),
+                          _requests(provider, 1)[0])
+    assert "no case 'no_such_case' here" in str(error), str(error)

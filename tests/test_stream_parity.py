@@ -17,6 +17,7 @@ from conformance.registry import builtin_adapters
 from conformance.sse import read_chunks
 from conformance.types import ModelResponse
 from tests.helpers import BUNDLED as CASES
+from tests.helpers import FIXTURES, fixture
 
 ADAPTERS = builtin_adapters()
 FAMILIES = ("normal", "refusal", "truncation", "unknown_tool", "cross_tenant", "loop_exhaustion")
@@ -32,6 +33,7 @@ def comparable(response: ModelResponse) -> dict[str, Any]:
         "calls": [(call.call_id, call.name, call.parsed_arguments, call.synthesized_id) for call in response.calls],
         "text": result["text"],
         "usage": result["usage"],
+        "provider_details": result.get("provider_details"),
     }
 
 
@@ -53,6 +55,25 @@ def test_body_and_stream_classify_identically(provider: str, turn: Any) -> None:
     assembled = adapter.assemble_stream(read_chunks(str(turn.stream)))
     assert assembled.summary.terminal
     difference = DeepDiff(body, comparable(assembled.response))
+    assert not difference, difference.pretty()
+
+
+# Adapter fixtures recorded both ways (tests/fixtures/<provider>/): body → stream twin.
+FIXTURE_PAIRS = [
+    ("bedrock-converse", "body-citations.json", "stream-citations.jsonl"),
+    ("bedrock-converse", "body-nova-web-grounding.json", "stream-nova-web-grounding.jsonl"),
+    ("bedrock-converse", "live-body-tool-use-typed.json", "live-stream-tool-use-typed.jsonl"),
+]
+
+
+@pytest.mark.parametrize(("provider", "body", "stream"), FIXTURE_PAIRS)
+def test_fixture_pairs_classify_identically(provider: str, body: str, stream: str) -> None:
+    adapter = ADAPTERS[provider]
+    assert adapter.assemble_stream is not None
+    from_body = comparable(classify_response(adapter, 200, {}, fixture(provider, body)))
+    assembled = adapter.assemble_stream(read_chunks(str(FIXTURES / provider / stream)))
+    assert assembled.summary.terminal
+    difference = DeepDiff(from_body, comparable(assembled.response))
     assert not difference, difference.pretty()
 
 

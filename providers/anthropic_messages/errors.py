@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from conformance.http import default_error, error_kind, parse_retry_after
+from conformance.http import Wordings, default_error, error_kind, parse_retry_after
 from conformance.types import ModelResponse
 
 # error.type → (retryable?, reason) (docs.anthropic.com/en/api/errors). 529 overloaded_error is retryable; 402
@@ -28,7 +28,7 @@ ERROR_TYPES: dict[str, tuple[bool, str]] = {
 QUOTA_ERROR_CODES = frozenset({"contract_spend_limit_reached", "enforced_spend_limit_reached"})
 
 # There is no dedicated code for a context overflow; the message says it (anthropics/claude-code#12186).
-CONTEXT_WINDOW_PHRASES = ("prompt is too long", "exceed context limit")
+CONTEXT_WINDOW_WORDINGS = Wordings((("prompt is too long",), ("exceed context limit",)))
 
 
 def classify_error(status: int, body: Any, headers: Mapping[str, str]) -> ModelResponse:
@@ -50,7 +50,7 @@ def classify_error(status: int, body: Any, headers: Mapping[str, str]) -> ModelR
     if error_code in QUOTA_ERROR_CODES:
         # The detail code overrules the 429's type, so it is the value that decided: raw names it.
         retryable, reason, raw = False, "quota", f"{raw}/{error_code}"
-    if status in (400, 413) and message and any(phrase in message.lower() for phrase in CONTEXT_WINDOW_PHRASES):
+    if status in (400, 413) and CONTEXT_WINDOW_WORDINGS.match(message):
         retryable, reason = False, "context_window"
     provider_details = {"error_code": error_code} if error_code else {}
     return error_kind(retryable, raw=raw, reason=reason, http_status=status, retry_after_s=parse_retry_after(headers),
@@ -74,3 +74,10 @@ def classify_stream_error(event: Any) -> ModelResponse:
         retryable, reason, raw = False, "quota", f"{raw}/{error_code}"
     provider_details = {"error_code": error_code} if error_code else {}
     return error_kind(retryable, raw=raw, reason=reason, message=message, provider_details=provider_details)
+
+
+def error_reply(status: int, message: str) -> tuple[dict[str, str], dict[str, Any]]:
+    """An error of the replay server's own in the Messages error shape (docs.anthropic.com/en/api/errors), which the
+    SDK shows with its message."""
+    error_type = "not_found_error" if status == 404 else "invalid_request_error"
+    return {}, {"type": "error", "error": {"type": error_type, "message": message}}

@@ -8,7 +8,7 @@ from conformance.calls import call_from_object
 from conformance.providers.anthropic_messages.errors import classify_error
 from conformance.providers.anthropic_messages.usage import normalize_usage
 from conformance.types import ModelResponse, Unsupported
-from conformance.verdict import ANSWER, CALLS_EXPECTED, Content, Refused, Truncated, Verdict, resolve
+from conformance.verdict import ANSWER, CALLS_EXPECTED, Content, Refused, Truncated, Verdict, decides_alone, resolve
 
 # stop_reason (anthropic.types.StopReason) → verdict. end_turn / stop_sequence / tool_use leave it to the content
 # blocks: tool_use blocks win whatever the stop reason says, and tool_use promises at least one.
@@ -67,9 +67,9 @@ def classify_body(body: Any) -> ModelResponse:
     mapped = STOP_REASONS.get(stop) if isinstance(stop, str) else None
     if mapped is None:
         return Unsupported(raw=raw, raw_type=f"stop_reason={stop}", **common)
-    if not isinstance(content, list):
-        return Unsupported(raw=raw, raw_type="content is not a list", **common)
     verdict = mapped
+    if not isinstance(content, list) and not decides_alone(verdict):
+        return Unsupported(raw=raw, raw_type="content is not a list", **common)
     if isinstance(verdict, Refused):
         details = body.get("stop_details")
         category = details.get("category") if isinstance(details, dict) else None

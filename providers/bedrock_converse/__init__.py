@@ -3,7 +3,7 @@
 import re
 
 from conformance.adapter import Adapter, Wire
-from conformance.providers.bedrock_converse.errors import classify_error
+from conformance.providers.bedrock_converse.errors import classify_error, error_reply
 from conformance.providers.bedrock_converse.eventstream import EVENTSTREAM, encode_stream
 from conformance.providers.bedrock_converse.request import build_request, read_history, read_request
 from conformance.providers.bedrock_converse.response import classify_body
@@ -22,5 +22,6 @@ ADAPTER = Adapter(
     # stream (botocore/eventstream.py), which the stored `.jsonl` is re-encoded into.
     wire=Wire(paths=((re.compile(r"/model/[^/]+/converse"), False),
                      (re.compile(r"/model/[^/]+/converse-stream"), True)),
-              request_id_header="x-amzn-RequestId", stream_content_type=EVENTSTREAM, encode_stream=encode_stream),
+              request_id_header="x-amzn-RequestId", stream_content_type=EVENTSTREAM, encode_stream=encode_stream,
+              error_reply=error_reply),
 )

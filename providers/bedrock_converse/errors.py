@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from conformance.http import default_error, error_kind, lower_headers, parse_retry_after
+from conformance.http import Wordings, default_error, error_kind, lower_headers, parse_retry_after
 from conformance.types import ModelResponse
 
 # Exception name (service model error shapes of bedrock-runtime) → (retryable?, reason).
@@ -32,7 +32,14 @@ ERROR_TYPES: dict[str, tuple[bool, str]] = {
 # A context overflow is a plain ValidationException; only the message tells
 # (docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html#API_runtime_Converse_Errors:
 # Bedrock's own wording, and Anthropic's "prompt is too long: N tokens > M maximum").
-CONTEXT_WINDOW_PHRASES = ("input is too long", "prompt is too long", "too many input tokens")
+CONTEXT_WINDOW_WORDINGS = Wordings((
+    ("input is too long",),
+    ("prompt is too long",),
+    ("too many input tokens",),
+    # Nova: "Input Tokens Exceeded: Number of input tokens exceeds maximum length of …"
+    ("input tokens exceeded",),
+    ("number of input tokens exceeds maximum length",),
+))
 
 # ModelErrorException extras worth keeping beside the kind.
 MODEL_ERROR_FIELDS = ("originalStatusCode", "resourceName")
@@ -101,4 +108,12 @@ def _message(body: Any) -> str | None:
 
 
 def _overflows(message: str | None) -> bool:
-    return message is not None and any(phrase in message.lower() for phrase in CONTEXT_WINDOW_PHRASES)
+    return CONTEXT_WINDOW_WORDINGS.match(message)
+
+
+def error_reply(status: int, message: str) -> tuple[dict[str, str], dict[str, Any]]:
+    """An error of the replay server's own as a rest-json error: the exception name in ``x-amzn-errortype`` and the
+    body's ``message``, which botocore's ``ClientError`` shows ("An error occurred (<name>) …: <message>"). The name
+    is none botocore retries (its retry rules name throttling and transient codes, docs/serve.md)."""
+    name = "ResourceNotFoundException" if status == 404 else "ValidationException"
+    return {"x-amzn-errortype": name}, {"message": message}

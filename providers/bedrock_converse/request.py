@@ -120,7 +120,7 @@ def read_request(request: Mapping[str, Any]) -> RequestParts:
     sends."""
     history = request_history(request, "messages")
     return RequestParts(
-        prefix=request_prefix(request, "messages"),
+        prefix=request_prefix(request, "messages", per_turn=(("toolConfig", "toolChoice"),)),
         history=history,
         results=result_pairs(read_history(history)),
         sent=_sent(request) if isinstance(request, Mapping) else None,

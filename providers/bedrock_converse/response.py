@@ -17,6 +17,7 @@ from conformance.verdict import (
     Refused,
     Truncated,
     Verdict,
+    decides_alone,
     resolve,
 )
 
@@ -71,6 +72,9 @@ def classify_body(body: Any) -> ModelResponse:
         return resolve(verdict, raw, Content(), common)
     content = message.get("content") if isinstance(message, dict) else None
     if not isinstance(content, list):
+        # A stop value that decides alone (a filter, a truncation) is not pre-empted by a missing content list.
+        if decides_alone(verdict):
+            return resolve(verdict, raw, Content(), common)
         return Unsupported(raw=raw, raw_type="output.message without a content list", **common)
     scan = _scan_blocks(content)
     if scan.citations:
@@ -122,8 +126,13 @@ def _scan_tool_use(tool_use: Mapping[str, Any], where: str, scan: _Scan) -> None
 
 def _scan_citations(citations_content: Mapping[str, Any], where: str, scan: _Scan) -> None:
     """A ``citationsContent`` block: its ``content[].text`` is part of the answer, its ``citations`` go to the
-    extras (``provider_details.citations``)."""
+    extras (``provider_details.citations``). Nova web grounding sends blocks with ``citations`` only, after the
+    text they cite (botocore's CitationsContentBlock requires neither member): such a block adds no text."""
     content = citations_content.get("content")
+    citations = citations_content.get("citations")
+    if content is None and isinstance(citations, list):
+        scan.citations.extend(citations)
+        return
     if not isinstance(content, list) or not all(isinstance(item, dict) for item in content):
         scan.mark_unknown("citationsContent without a content list", f"{where}.content")
         return
@@ -133,5 +142,4 @@ def _scan_citations(citations_content: Mapping[str, Any], where: str, scan: _Sca
             scan.texts.append(text)
         elif item:
             scan.mark_unknown("citationsContent content item without text", f"{where}.content")
-    citations = citations_content.get("citations")
     scan.citations.extend(citations if isinstance(citations, list) else [])

@@ -81,6 +81,9 @@ class _Block:
         """The body's ContentBlock; a block mixing members keeps them all, and classify_body names it."""
         if self.citations and self.members == ["text"]:
             return {"citationsContent": {"content": [{"text": self.text.value()}], "citations": self.citations}}
+        if self.citations and not self.members:
+            # Citation deltas alone (Nova web grounding): the body's citations-only citationsContent block.
+            return {"citationsContent": {"citations": self.citations}}
         return {member: self._value(member) for member in self.members}
 
     def _value(self, member: str) -> Any:
@@ -170,8 +173,8 @@ class _Assembly:
 
     def body(self) -> dict[str, Any]:
         """The Converse body these events stand for: messageStop and metadata members keep their body names."""
-        # A block that carried nothing (only a stop, or only citations) has no body counterpart.
-        content = [block.to_block() for _, block in sorted(self.blocks.items()) if block.members]
+        # A block that carried nothing (only a stop) has no body counterpart.
+        content = [block.to_block() for _, block in sorted(self.blocks.items()) if block.members or block.citations]
         message = {"role": self.role, "content": content}
         return {**(self.stop or {}), **(self.metadata or {}), "output": {"message": message}}
 

@@ -3,7 +3,7 @@
 import re
 
 from conformance.adapter import Adapter, Wire
-from conformance.providers.gemini.errors import classify_error
+from conformance.providers.gemini.errors import classify_error, error_reply
 from conformance.providers.gemini.request import build_request, read_history, read_request
 from conformance.providers.gemini.response import classify_body
 from conformance.providers.gemini.stream import assemble_stream
@@ -19,5 +19,6 @@ ADAPTER = Adapter(
     description="Google Gemini API, POST models/{model}:generateContent (and :streamGenerateContent?alt=sse)",
     # The method in the path decides the stream; google-genai reads no request id header (an id is sent anyway).
     wire=Wire(paths=((re.compile(r"/v1(?:beta|alpha)?/models/[^/:]+:generateContent"), False),
-                     (re.compile(r"/v1(?:beta|alpha)?/models/[^/:]+:streamGenerateContent"), True))),
+                     (re.compile(r"/v1(?:beta|alpha)?/models/[^/:]+:streamGenerateContent"), True)),
+              error_reply=error_reply),
 )

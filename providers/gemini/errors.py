@@ -9,7 +9,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from conformance.http import default_error, error_kind, parse_duration, parse_retry_after
+from conformance.http import Wordings, default_error, error_kind, parse_duration, parse_retry_after
 from conformance.types import ModelResponse, RetryableError
 
 # error.status (google.rpc.Code name) → (retryable?, reason); ai.google.dev/gemini-api/docs/troubleshooting;
@@ -33,7 +33,7 @@ ERROR_INFO_REASONS: dict[str, tuple[bool, str]] = {
 }
 
 # "The input token count (N) exceeds the maximum number of tokens allowed (M)." (google-gemini/gemini-cli#4231)
-CONTEXT_WINDOW_PHRASES = ("input token count", "exceeds the maximum number of tokens")
+CONTEXT_WINDOW_WORDINGS = Wordings((("input token count", "exceeds the maximum number of tokens"),))
 
 # A per-day quota is 429 RESOURCE_EXHAUSTED like a per-minute rate limit, but retrying will not help until
 # the quota resets (ai.google.dev/gemini-api/docs/rate-limits), and its body often carries a RetryInfo anyway. The rule:
@@ -96,9 +96,7 @@ def _decide(status: int, rpc_status: str | None, message: str | None,
             details: list[Mapping[str, Any]]) -> tuple[bool, str]:
     if (status == 429 or rpc_status == "RESOURCE_EXHAUSTED") and _is_daily_quota(message, details):
         return False, "quota"
-    if (status == 400 or rpc_status == "INVALID_ARGUMENT") and message and all(
-        phrase in message.lower() for phrase in CONTEXT_WINDOW_PHRASES
-    ):
+    if (status == 400 or rpc_status == "INVALID_ARGUMENT") and CONTEXT_WINDOW_WORDINGS.match(message):
         return False, "context_window"
     for entry in details:
         info_reason = entry.get("reason") if _has_type(entry, ERROR_INFO_TYPE) else None
@@ -143,3 +141,10 @@ def _squash(text: str) -> str:
 
 def _string(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
+
+
+def error_reply(status: int, message: str) -> tuple[dict[str, str], dict[str, Any]]:
+    """An error of the replay server's own as a google.rpc.Status (``{"error": {code, message, status}}``,
+    ai.google.dev/api/generate-content), which google-genai's ``APIError`` shows with its message."""
+    rpc_status = "NOT_FOUND" if status == 404 else "FAILED_PRECONDITION"
+    return {}, {"error": {"code": status, "message": message, "status": rpc_status}}

@@ -104,7 +104,7 @@ def read_request(request: Mapping[str, Any]) -> RequestParts:
     """A Gemini request this adapter built → its static prefix, history, echoed call ids and what it sends."""
     history = request_history(request, "contents")
     return RequestParts(
-        prefix=request_prefix(request, "contents"),
+        prefix=request_prefix(request, "contents", per_turn=(("toolConfig", "functionCallingConfig"),)),
         history=history,
         results=result_pairs(read_history(history)),
         sent=_sent(request) if isinstance(request, Mapping) else None,

@@ -112,8 +112,13 @@ def classify_body(body: Any) -> ModelResponse:
     content = candidate.get("content")
     common["output_items"] = (content,) if isinstance(content, dict) else ()
     finish_message = _string(candidate.get("finishMessage"))
-    if finish_message:
-        common["provider_details"] = {"finish_message": finish_message}
+    details: dict[str, Any] = {"finish_message": finish_message} if finish_message else {}
+    # CONTINUATION: the token the next request sends to resume the answer; without it there is nothing to continue.
+    token = _string(candidate.get("continuationToken"))
+    if token:
+        details["continuation_token"] = token
+    if details:
+        common["provider_details"] = details
     finish = candidate.get("finishReason")
     raw = f"finishReason={finish}"
     verdict = FINISH_REASONS.get(finish) if isinstance(finish, str) else None

@@ -9,12 +9,24 @@ from typing import Any
 from conformance.calls import call_from_json_string
 from conformance.providers.openai_chat.usage import normalize_usage
 from conformance.types import ModelResponse, ToolCall, Unsupported
-from conformance.verdict import ANSWER, Content, ContentDecides, Failed, Refused, Truncated, Verdict, resolve
+from conformance.verdict import (
+    ANSWER,
+    Content,
+    ContentDecides,
+    Failed,
+    Refused,
+    Truncated,
+    Verdict,
+    decides_alone,
+    resolve,
+)
 
 # choices[0].finish_reason (openai.types.chat.chat_completion.Choice) → verdict. "stop" and "tool_calls" leave
 # it to the message: a forced named tool returns its calls with "stop" (vllm-project/vllm#25054).
 FINISH_REASONS: dict[str, Verdict] = {
     "stop": ANSWER,
+    # Together ends a complete answer with "eos" (end of sequence), in bodies and streams, where OpenAI says "stop".
+    "eos": ANSWER,
     "tool_calls": ANSWER,
     "function_call": ANSWER,
     "length": Truncated("max_tokens"),
@@ -45,10 +57,6 @@ def classify_body(body: Any) -> ModelResponse:
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         return Unsupported(raw="choices", raw_type="a body without choices[0]", **common)
     choice = choices[0]
-    message = choice.get("message")
-    if not isinstance(message, dict):
-        return Unsupported(raw="choices[0].message", raw_type="a choice without a message", **common)
-    common["output_items"] = ({key: message[key] for key in REPLAYED_MESSAGE_KEYS if key in message},)
     finish = choice.get("finish_reason")
     raw = f"finish_reason={finish}"
     if finish is None or finish == "":
@@ -58,6 +66,15 @@ def classify_body(body: Any) -> ModelResponse:
     verdict = FINISH_REASONS.get(finish) if isinstance(finish, str) else None
     if verdict is None:
         return Unsupported(raw=raw, raw_type=f"finish_reason={finish}", **common)
+    message = choice.get("message")
+    if not isinstance(message, dict):
+        # Azure's content filter answers `finish_reason: content_filter` with no message key at all: a stop value
+        # that decides alone is read before any look at the content (docs/contract.md, "Rules decided from live
+        # traffic").
+        if decides_alone(verdict):
+            return resolve(verdict, raw, Content(), common)
+        return Unsupported(raw="choices[0].message", raw_type="a choice without a message", **common)
+    common["output_items"] = ({key: message[key] for key in REPLAYED_MESSAGE_KEYS if key in message},)
     content, legacy = _scan_message(message, raw)
     if legacy and isinstance(verdict, ContentDecides):
         raw = f"{raw}/message.function_call"
@@ -70,6 +87,11 @@ def _scan_message(message: Mapping[str, Any], raw: str) -> tuple[Content, bool]:
     text = message.get("content")
     if isinstance(text, str):
         content.texts.append(text)
+    elif text is not None:
+        # A server that puts a JSON object (Cloudflare Workers AI with a JSON response format) or another non-string
+        # value in `content` delivered something; it is named, never dropped as empty nor re-serialized as a guess.
+        content.mark_unknown(f"message.content of type {_json_type(text)} (a string was expected)",
+                             f"message.content={_json_type(text)}")
     refusal = message.get("refusal")
     if isinstance(refusal, str) and refusal:
         content.mark_refusal(refusal, "message.refusal")
@@ -99,6 +121,12 @@ def _scan_message(message: Mapping[str, Any], raw: str) -> tuple[Content, bool]:
     content.calls.append(ToolCall(call_id=legacy_call.call_id, name=legacy_call.name, arguments=legacy_call.arguments,
                                   parsed_arguments=legacy_call.parsed_arguments, synthesized_id=True))
     return content, True
+
+
+def _json_type(value: Any) -> str:
+    """The JSON name of a decoded value's type."""
+    names = {dict: "object", list: "array", bool: "boolean", int: "number", float: "number", str: "string"}
+    return names.get(type(value), type(value).__name__)
 
 
 def _string(value: Any) -> str | None:

@@ -18,6 +18,9 @@ from conformance.sse import iter_events
 from conformance.stream import StreamResult, StreamSummary, interrupted, parse_event
 
 DONE = "[DONE]"
+# Perplexity ends its stream with one object of this type in place of [DONE]: the whole answer again in
+# `choices[].message`, its finish reason and usage. Its content is not appended a second time.
+DONE_OBJECT = "chat.completion.done"
 
 
 class _Assembly:
@@ -26,6 +29,7 @@ class _Assembly:
         self.model: str | None = None
         # StringIO, not a list of deltas: thousands of small strings would cost ~50 bytes each.
         self.content = io.StringIO()
+        self.other_content: Any = None
         self.refusal = io.StringIO()
         self.calls: dict[int, dict[str, Any]] = {}
         self.arguments: dict[int, list[str]] = {}
@@ -47,8 +51,9 @@ class _Assembly:
             return "chunk:usage" if chunk.get("usage") is not None else "chunk:empty"
         carried = []
         delta: dict[str, Any] = choice["delta"] if isinstance(choice.get("delta"), dict) else {}
-        if isinstance(delta.get("content"), str) and delta["content"]:
-            self.content.write(delta["content"])
+        if chunk.get("object") == DONE_OBJECT:
+            delta = {}  # a summary of what the chunks before it carried, not more of it
+        if self._content(delta.get("content")):
             carried.append("content")
         if isinstance(delta.get("refusal"), str) and delta["refusal"]:
             self.refusal.write(delta["refusal"])
@@ -65,6 +70,18 @@ class _Assembly:
             self.finish = choice["finish_reason"]
             carried.append("finish")
         return "chunk:" + ("+".join(carried) if carried else "role" if "role" in delta else "empty")
+
+    def _content(self, piece: Any) -> bool:
+        """Fold one ``delta.content`` in; True when it carried something."""
+        if isinstance(piece, str):
+            self.content.write(piece)
+            return bool(piece)
+        if piece is None:
+            return False
+        # Not a string: kept for the body's reader to name (docs/contract.md), never dropped.
+        if self.other_content is None:
+            self.other_content = piece
+        return True
 
     def _tool_calls(self, fragments: list[Any]) -> None:
         for fragment in fragments:
@@ -97,7 +114,7 @@ class _Assembly:
     def body(self) -> dict[str, Any]:
         message: dict[str, Any] = {
             "role": "assistant",
-            "content": self.content.getvalue() or None,
+            "content": self.content.getvalue() or self.other_content,
             "refusal": self.refusal.getvalue() or None,
         }
         if self.calls:
@@ -145,9 +162,13 @@ def assemble_stream(chunks: Iterable[bytes]) -> StreamResult:
                                          model=assembly.model)
             return StreamResult(response=result, summary=summary)
         summary.count(assembly.apply(chunk))
-    if not summary.terminal:
-        # Without [DONE] nobody said the answer was complete. [DONE] with no finish_reason before it is a
-        # finished stream: some gateways never send one (docs/contract.md), and the content decides.
+    if not summary.terminal and assembly.finish is None:
+        # With neither [DONE] nor a finish reason nobody said the answer was complete. A finish reason followed by
+        # the end of the body is a complete answer (Hugging Face's router, Perplexity's chat.completion.done end
+        # without [DONE]); [DONE] with no finish_reason before it is one too: some gateways never send one. In
+        # both the content decides (docs/contract.md, "Streams that end without [DONE]").
         return interrupted(summary, [assembly.content.getvalue()], response_id=assembly.response_id,
                            model=assembly.model)
+    # A finish reason then the end of the body: the stream ended complete, as [DONE] says.
+    summary.terminal = True
     return StreamResult(response=classify_body(assembly.body()), summary=summary)

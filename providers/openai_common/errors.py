@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from conformance.http import default_error, error_kind, parse_retry_after
+from conformance.http import Wordings, default_error, error_kind, parse_retry_after
 from conformance.types import InvalidToolCall, ModelResponse, Refusal
 
 # error.code / error.type → (retryable?, reason). A 429 with insufficient_quota is billing, not a rate
@@ -14,6 +14,7 @@ ERROR_CODES: dict[str, tuple[bool, str]] = {
     "insufficient_quota": (False, "quota"),
     "billing_hard_limit_reached": (False, "quota"),
     "context_length_exceeded": (False, "context_window"),
+    "too_many_prompt_tokens": (False, "context_window"),  # Perplexity's 400
     "rate_limit_exceeded": (True, "rate_limit"),
     "invalid_api_key": (False, "auth"),
     "invalid_prompt": (False, "policy"),
@@ -49,17 +50,31 @@ ERROR_TYPE_STATUS: dict[str, int] = {
 # servers").
 FILTER_CODES = frozenset({"data_inspection_failed"})
 
-# DeepSeek and others send the OpenAI wording for a context overflow without the dedicated code.
-CONTEXT_WINDOW_PHRASES = ("maximum context length", "context_length_exceeded")
+# A 400 that says the prompt overflows the context window without the dedicated code (docs/contract.md,
+# "OpenAI-compatible servers").
+CONTEXT_WINDOW_WORDINGS = Wordings((
+    ("maximum context length",),  # OpenAI's own wording, sent by DeepSeek and others without the code
+    ("context_length_exceeded",),
+    ("exceeded max context length",),  # Ollama (and Ollama Cloud)
+))
+
+# A 400 that says the key is wrong, from servers that send no code for it (xAI answers a bad key with a 400 whose
+# `error` is a plain string).
+AUTH_WORDINGS = Wordings((
+    ("incorrect api key",),
+    ("invalid api key",),
+))
 
 
 def classify_error(status: int, body: Any, headers: Mapping[str, str]) -> ModelResponse:
     """HTTP status, OpenAI error body and lower-cased headers → one contract kind."""
     error = body.get("error") if isinstance(body, dict) else None
+    # xAI sends `{"code": "<a sentence>", "error": "<the message>"}`: the string is the message.
+    message = error.strip()[:500] if isinstance(error, str) and error.strip() else None
     error = error if isinstance(error, dict) else {}
     code = _string(error.get("code"))
     error_type = _string(error.get("type"))
-    message = _string(error.get("message")) or (body.strip()[:500] if isinstance(body, str) else None)
+    message = _string(error.get("message")) or message or (body.strip()[:500] if isinstance(body, str) else None)
     label = code or error_type
     raw = f"http={status}/{label}" if label else f"http={status}"
 
@@ -118,8 +133,10 @@ def _decide(
     for value in (code, error_type):
         if value in ERROR_CODES:
             return ERROR_CODES[value]
-    if status == 400 and message and any(phrase in message.lower() for phrase in CONTEXT_WINDOW_PHRASES):
+    if status == 400 and CONTEXT_WINDOW_WORDINGS.match(message):
         return False, "context_window"
+    if status == 400 and AUTH_WORDINGS.match(message):
+        return False, "auth"
     retryable, reason = default_error(status)
     # The SDKs let the server overrule their status rule with x-should-retry (platform.openai.com/docs/guides/error-
     # codes).

@@ -10,7 +10,7 @@ from conformance.calls import call_from_json_string
 from conformance.providers.openai_responses.failures import FAILED_CODES, classify_failure
 from conformance.providers.openai_responses.usage import normalize_usage
 from conformance.types import FatalError, ModelResponse, Unsupported
-from conformance.verdict import ANSWER, Content, Refused, Truncated, Verdict, resolve
+from conformance.verdict import ANSWER, Content, Refused, Truncated, Verdict, decides_alone, resolve
 
 __all__ = ["CALL_ITEMS", "FAILED_CODES", "INCOMPLETE_REASONS", "classify_body", "classify_failure"]
 
@@ -101,13 +101,12 @@ def classify_body(body: Any) -> ModelResponse:
     if status not in ("completed", "incomplete"):
         # queued / in_progress only come from background mode, which the suite does not poll.
         return Unsupported(raw=f"status={status}", raw_type=f"status={status}", **common)
-    if not isinstance(output, list):
-        return Unsupported(raw="output", raw_type="output is not a list", **common)
-
     scan = _scan_items(items)
     if scan.commentary:
         common["provider_details"] = {"commentary": "\n\n".join(scan.commentary)}
     if status == "completed":
+        if not isinstance(output, list):
+            return Unsupported(raw="output", raw_type="output is not a list", **common)
         return resolve(ANSWER, "status=completed", scan, common)
     details = body.get("incomplete_details")
     reason = details.get("reason") if isinstance(details, dict) else None
@@ -115,6 +114,9 @@ def classify_body(body: Any) -> ModelResponse:
     verdict = INCOMPLETE_REASONS.get(reason) if isinstance(reason, str) else None
     if verdict is None and scan.refusal is None:
         return Unsupported(raw=raw, raw_type=f"incomplete_details.reason={reason}", **common)
+    if not isinstance(output, list) and (verdict is None or not decides_alone(verdict)):
+        # An incomplete reason that decides alone (max_output_tokens, content_filter) is read before the output.
+        return Unsupported(raw="output", raw_type="output is not a list", **common)
     return resolve(verdict or ANSWER, raw, scan, common)
 
 
