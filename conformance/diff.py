@@ -148,13 +148,16 @@ def _compare_findings(changes: list[RowChange], old: list[dict[str, Any]], new: 
     before = {tuple(finding[name] for name in FINDING_KEY): finding for finding in old}
     after = {tuple(finding[name] for name in FINDING_KEY): finding for finding in new}
     by_row = {change.key: change for change in changes}
-    for key in sorted(set(before) ^ set(after), key=str):
+    # A finding kept under the same key but with another effect or other values is a new finding: what a team
+    # accepted (a stack that dropped a count) does not accept what it became (the count reported 100× wrong).
+    moved = {key for key in set(before) & set(after) if _finding_facts(before[key]) != _finding_facts(after[key])}
+    for key in sorted((set(before) ^ set(after)) | moved, key=str):
         finding = after.get(key) or before[key]
         row_key: Key = (finding["case"], finding["stack"], finding["mode"])
-        turn = f"turn {finding['turn']} " if finding["turn"] else ""
-        what = (f"{turn}{finding['field']} {finding['effect']}: {_value(finding.get('wire'))} → "
-                f"{_value(finding.get('stack_value'))} ({finding.get('meaning')})")
-        if key not in after:
+        what = _finding_text(finding)
+        if key in moved:
+            label, note = "regression", f"finding changed: was {_finding_text(before[key])}; now {what}"
+        elif key not in after:
             label, note = "improvement", f"finding gone: {what}"
         elif finding.get("accepted"):
             label, note = "change", f"new finding, accepted ({finding['accepted']}): {what}"
@@ -171,6 +174,18 @@ def _compare_findings(changes: list[RowChange], old: list[dict[str, Any]], new: 
 
 
 LABEL_ORDER = {"regression": 0, "change": 1, "improvement": 2}
+
+
+def _finding_facts(finding: dict[str, Any]) -> tuple[str, str, str]:
+    """What a finding says, beside its key: its effect and both values (canonical JSON, so 1 and 1.0 differ)."""
+    return (finding["effect"], json.dumps(finding.get("wire"), sort_keys=True),
+            json.dumps(finding.get("stack_value"), sort_keys=True))
+
+
+def _finding_text(finding: dict[str, Any]) -> str:
+    turn = f"turn {finding['turn']} " if finding["turn"] else ""
+    return (f"{turn}{finding['field']} {finding['effect']}: {_value(finding.get('wire'))} → "
+            f"{_value(finding.get('stack_value'))} ({finding.get('meaning')})")
 
 
 def _value(value: Any) -> str:

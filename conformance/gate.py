@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -33,10 +34,20 @@ from pathlib import Path
 from conformance import __version__
 from conformance.diff import apply_accepted, compare, fails, load_accepted, load_document, render_json, render_markdown
 from conformance.errors import InputError, Problem
+from conformance.hygiene import REDACTED, redact
 from conformance.reportfiles import append_step_summary, write_atomic
 
 MARKER = "<!-- conformance-gate -->"
 TAIL_LINES = 25
+# The user-info of a URL, with or without a password (`https://<token>@github.com/…`, `https://user:pass@index/…`).
+URL_USER_INFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*://)(?P<user>[^\s/?#@]+)@")
+
+
+def mask_credentials(text: str) -> str:
+    """``text`` with URL user-info and every secret shape the hygiene scan knows masked: what the gate writes (the
+    logs, ``diff.md``, ``comment.md``, the job summary, its own messages) holds the team's install command and its
+    output, which may carry an index password or a token (docs/ci.md)."""
+    return redact(URL_USER_INFO.sub(lambda match: f"{match['scheme']}{REDACTED}@", text))
 
 
 class StepFailed(Exception):
@@ -44,7 +55,8 @@ class StepFailed(Exception):
 
     def __init__(self, step: str, detail: str, output: str = "") -> None:
         super().__init__(step)
-        self.step, self.detail, self.output = step, detail, output
+        self.step, self.detail, self.output = (mask_credentials(step), mask_credentials(detail),
+                                               mask_credentials(output))
 
 
 @dataclass(frozen=True)
@@ -114,8 +126,9 @@ def gate(arguments: argparse.Namespace) -> int:
         except StepFailed as failure:
             _publish(out, _failure_markdown(f"The base report (`{base_ref}`) could not be built: the gate did not "
                                             "compare anything", failure, "base.log"))
-            print(f"::warning title=conformance gate::the base report could not be built: {failure.step} failed "
-                  f"({failure.detail}); see {out / 'base.log'}", file=sys.stderr)
+            print(mask_credentials(f"::warning title=conformance gate::the base report could not be built: "
+                                   f"{failure.step} failed ({failure.detail}); see {out / 'base.log'}"),
+                  file=sys.stderr)
             return 2 if arguments.strict_base else 0
         finally:
             _run(["git", "worktree", "remove", "--force", str(Path(scratch) / "base")], out / "base.log")
@@ -133,7 +146,7 @@ def gate(arguments: argparse.Namespace) -> int:
     markdown = render_markdown(changes, f"base ({base_ref})", "head")
     write_atomic(out / "diff.json", render_json(changes, f"base ({base_ref})", "head"))
     _publish(out, markdown)
-    print(markdown, end="")
+    print(mask_credentials(markdown), end="")
     return 1 if fails(changes, arguments.fail_on) else 0
 
 
@@ -205,7 +218,7 @@ def _step(what: str, command: list[str], log: Path, detail: str = "", cwd: Path 
     if completed.returncode == 127 and detail:  # the program itself is missing: say that, not the usual cause
         detail = completed.stdout.strip()
     if completed.returncode != 0:
-        raise StepFailed(what, detail or f"`{shown or shlex.join(command)}` exited {completed.returncode}",
+        raise StepFailed(what, detail or f"{shown or shlex.join(command)} exited {completed.returncode}",
                          _tail(completed.stdout))
     return completed.stdout
 
@@ -219,8 +232,10 @@ def _run(command: list[str], log: Path, cwd: Path | None = None, env: dict[str, 
                                    text=True, errors="replace", check=False)
     except OSError as error:
         completed = subprocess.CompletedProcess(command, 127, f"{command[0]}: {error.strerror or error}")
+    completed.stdout = mask_credentials(completed.stdout)
     with log.open("a", encoding="utf-8") as stream:
-        stream.write(f"$ {shlex.join(command)}\n{completed.stdout}\n[exit {completed.returncode}]\n")
+        shown = mask_credentials(shlex.join(command))
+        stream.write(f"$ {shown}\n{completed.stdout}\n[exit {completed.returncode}]\n")
     return completed
 
 
@@ -251,14 +266,22 @@ def _tail(output: str) -> str:
 
 
 def _failure_markdown(title: str, failure: StepFailed, log: str) -> str:
-    text = f"## Conformance gate\n\n**{title}.**\n\n{failure.step} failed: {failure.detail}.\n"
+    # What a step says holds the team's command and what it printed: shown as code, so no heading, image, link or
+    # mention in it renders on the pull request. A code span or fence longer than any run of backticks inside it
+    # cannot be closed from inside (CommonMark, "Code spans", "Fenced code blocks").
+    detail = " ".join(failure.detail.split())
+    tick = "`" * (1 + max((len(run) for run in re.findall(r"`+", detail)), default=0))
+    text = f"## Conformance gate\n\n**{title}.**\n\n{failure.step} failed: {tick} {detail} {tick}\n"
     if failure.output:
-        text += f"\nThe end of its output (all of it in `{log}`, in the artifacts):\n\n```\n{failure.output}\n```\n"
+        fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", failure.output)), default=0))
+        text += (f"\nThe end of its output (all of it in `{log}`, in the artifacts):\n\n{fence}text\n"
+                 f"{failure.output}\n{fence}\n")
     return text
 
 
 def _publish(out: Path, markdown: str) -> None:
     """``diff.md``, ``comment.md`` (with the marker ``conformance comment`` finds it by) and the job summary."""
+    markdown = mask_credentials(markdown)
     write_atomic(out / "diff.md", markdown)
     write_atomic(out / "comment.md", f"{MARKER}\n{markdown}")
     append_step_summary(markdown)

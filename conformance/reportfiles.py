@@ -68,6 +68,13 @@ def write_reports(texts: dict[str, str], directory: Path) -> list[Path]:
 
 def _write_set(texts: dict[str, str], directory: Path) -> None:
     sets = directory / SETS
+    # Never through a link: a `.sets` (or `.current`) that points elsewhere would make the clean-up below remove
+    # whatever it points at (docs/hardening.md).
+    for name in (SETS, CURRENT):
+        if (directory / name).is_symlink() and not (name == CURRENT and _points_into(directory / name, SETS)):
+            raise InputError([Problem(str(directory / name), None, "is a symbolic link; the report folder's own "
+                                      "bookkeeping is never written or removed through a link",
+                                      f"remove the link ({directory / name}) and run again")])
     sets.mkdir(exist_ok=True)
     folder = Path(tempfile.mkdtemp(dir=sets, prefix="set-"))
     swapped = False
@@ -120,10 +127,21 @@ def _replace_with_link(path: Path, target: str) -> None:
 
 
 def _remove_old_sets(sets: Path, keep: str) -> None:
-    """Sets no link points at any more, including those a killed run left behind."""
+    """Sets no link points at any more, including those a killed run left behind: only the folders this writer
+    makes (``set-*``, real directories); a link among them is unlinked, never followed."""
     for entry in sets.iterdir():
-        if entry.name != keep:
+        if entry.name == keep or not entry.name.startswith("set-"):
+            continue
+        if entry.is_symlink():
+            entry.unlink(missing_ok=True)
+        elif entry.is_dir():
             shutil.rmtree(entry, ignore_errors=True)
+
+
+def _points_into(link: Path, folder: str) -> bool:
+    """True when ``link`` is the writer's own ``.current``: a relative link to a set inside ``folder``."""
+    target = os.readlink(link)
+    return not os.path.isabs(target) and target.startswith(f"{folder}/") and ".." not in Path(target).parts
 
 
 def write_atomic(path: Path, text: str) -> None:

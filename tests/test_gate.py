@@ -66,7 +66,7 @@ def test_a_base_that_cannot_be_built_is_said_clearly_and_does_not_fail(local_run
     assert run["result"] == "success", run["steps"]
     summary = run["summary"]
     assert "could not be built: the gate did not compare anything" in summary
-    assert "installing the base's stack failed: `python -m pip install -r requirements.txt` exited 1" in summary
+    assert "installing the base's stack failed: ` python -m pip install -r requirements.txt exited 1 `" in summary
     assert "acme-llm==0.9.0" in summary  # the end of pip's own output
     assert "cannot read" not in summary
 
@@ -231,3 +231,44 @@ def test_init_says_when_a_lockfile_is_not_what_installs(tmp_path: Path) -> None:
     (tmp_path / "uv.lock").write_text("version = 1\n")
     result = cli("init", str(tmp_path))
     assert result.returncode == 0 and "it does not read uv.lock" in result.stdout
+
+
+# ---- What the gate writes never carries the credentials its commands hold (docs/ci.md) -------------------------------
+
+SECRETS = ("s3cretPass", "ghs_Abcdefghijklmnopqrstuvwx0123", "glpatToken0123456789abcdef")
+
+
+def test_credentials_in_the_install_command_and_its_output_are_masked(repository: Path, tmp_path: Path) -> None:
+    install = ("echo Looking in indexes: https://alice:s3cretPass@pypi.example.invalid/simple; "
+               "echo Collecting git+https://x-access-token:ghs_Abcdefghijklmnopqrstuvwx0123@github.com/o/r.git; "
+               "echo Cloning https://glpatToken0123456789abcdef@gitlab.example.invalid/o/r; exit 3")
+    summary = tmp_path / "summary.md"
+    result = cli("gate", "--base", "HEAD", "--share-head-packages", "--install", install,
+                 "--suite", "conformance @ git+https://glpatToken0123456789abcdef@gitlab.example.invalid/o/s",
+                 cwd=repository, env={"GITHUB_STEP_SUMMARY": str(summary)})
+    assert result.returncode == 0, result.stderr
+    out = repository / "reports/conformance"
+    written = {name: (out / name).read_text() for name in ("comment.md", "diff.md", "base.log")}
+    written["summary"], written["stderr"], written["stdout"] = summary.read_text(), result.stderr, result.stdout
+    assert "installing the base's stack failed" in written["comment.md"]
+    assert "https://<redacted>@gitlab.example.invalid/o/r" in written["comment.md"]  # the output is still shown
+    for name, text in written.items():
+        assert not [secret for secret in SECRETS if secret in text], name
+        assert "alice" not in text, name
+
+
+def test_the_heads_output_cannot_break_out_of_the_comments_code_block(repository: Path) -> None:
+    hostile = ("```\n## ✅ all checks passed\n![x](https://img.example.invalid/p.png) [docs](https://x.example.invalid)"
+               " @acme/owners\n````\n")
+    escaped = "".join(f"\\x{byte:02x}" for byte in hostile.encode())  # the command itself holds none of it
+    result = cli("gate", "--base", "HEAD", "--share-head-packages", "--install", f"printf '{escaped}'; exit 1",
+                 cwd=repository)
+    assert result.returncode == 0, result.stderr
+    comment = (repository / "reports/conformance/comment.md").read_text()
+    opening = next(line for line in comment.splitlines() if line.startswith("`") and line.endswith("text"))
+    fence = opening.removesuffix("text")
+    assert len(fence) == 5  # longer than the four backticks the output holds
+    inside = comment.split(opening + "\n", 1)[1].split("\n" + fence + "\n", 1)[0]
+    assert "## ✅ all checks passed" in inside and "@acme/owners" in inside
+    outside = comment.replace(inside, "")
+    assert "all checks passed" not in outside and "@acme" not in outside and "![" not in outside
