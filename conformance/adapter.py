@@ -173,6 +173,20 @@ SSE_CONTENT_TYPE = "text/event-stream; charset=utf-8"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Credential:
+    """Where an API's clients put their key, for the recording proxy (docs/record.md): the user's key, read from the
+    first of ``env`` that is set, replaces whatever the client sent in ``header`` (a reference stack sends a
+    placeholder), and is never written anywhere."""
+
+    env: tuple[str, ...]
+    """The environment variables the vendor's own SDK reads the key from, in its order."""
+    header: str
+    """The request header that carries it (lower case)."""
+    template: str = "{}"
+    """How the header's value is spelled around the key (``Bearer {}``)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Wire:
     """How an API travels over HTTP, for the replay server that serves its fixtures to real clients (docs/serve.md):
     the paths its clients call, where they read the request id, and how a recorded stream goes back on the wire."""
@@ -187,6 +201,9 @@ class Wire:
     encode_stream: Callable[[bytes], Iterable[bytes]] | None = None
     """A recorded stream transcript → the chunks to send, each flushed on its own; None: server-sent events, one
     chunk per event, the bytes unchanged."""
+    credential: Credential | None = None
+    """Where the user's key goes when ``conformance record`` forwards to the real vendor; None: the API signs its
+    requests another way (Bedrock's SigV4, re-signed by the proxy)."""
     error_reply: Callable[[int, str], tuple[Mapping[str, str], Any]] | None = None
     """The replay server's own error (no recorded turn, no such case) in this API's error shape, so its clients print
     the message: (status, message) → (extra headers, JSON body). None: the OpenAI shape ``{"error": {…}}``."""

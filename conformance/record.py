@@ -27,6 +27,8 @@ each forwarded Bedrock request again with the recorder's own credentials (botoco
 
 from __future__ import annotations
 
+import gzip
+import http.client
 import json
 import re
 import shutil
@@ -34,6 +36,7 @@ import tempfile
 import threading
 import urllib.error
 import urllib.request
+import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +47,7 @@ from conformance.adapter import task_for_turn
 from conformance.errors import InputError, Problem
 from conformance.hygiene import redact, scan_text
 from conformance.replay import SESSION, Replay, Reply
+from conformance.reportfiles import signals_deferred
 from conformance.serve import ReplayServer
 
 MODES = ("none", "once", "new_episodes", "all")
@@ -100,14 +104,18 @@ class Recorder:
     """Forwards session requests to each provider's upstream and keeps what came back; thread-safe."""
 
     def __init__(self, upstreams: Mapping[str, str], mode: str = "once", replay: Replay | None = None,
-                 signers: Mapping[str, Signer] | None = None, timeout: float = 120.0) -> None:
+                 signers: Mapping[str, Signer] | None = None, timeout: float = 120.0,
+                 credentials: Mapping[str, tuple[str, str] | str] | None = None) -> None:
         """``upstreams``: provider → base URL the vendor path is appended to; ``replay``: the recorded turns the
-        ``once``/``new_episodes``/``none`` modes answer from; ``signers``: provider → re-signer (Bedrock)."""
+        ``once``/``new_episodes``/``none`` modes answer from; ``signers``: provider → re-signer (Bedrock);
+        ``credentials``: provider → (header, value) that replaces the client's own (the user's key, kept in memory
+        only), or the message saying which key is missing (nothing is then forwarded)."""
         if mode not in MODES:
             raise InputError([Problem("--record-mode", None, f"unknown record mode {mode!r}",
                                       f"use one of {', '.join(MODES)}")])
         self.upstreams = dict(upstreams)
         self.mode, self.replay, self.signers, self.timeout = mode, replay or Replay([]), dict(signers or {}), timeout
+        self.credentials = dict(credentials or {})
         self.sessions: dict[tuple[str, str, str], RecordSession] = {}
         self.lock = threading.Lock()
 
@@ -160,28 +168,73 @@ class Recorder:
         url = upstream.rstrip("/") + rest + (f"?{query}" if query else "")
         sent = {name: value for name, value in headers.items() if name.lower() not in NOT_FORWARDED}
         sent["accept-encoding"] = "identity"  # the bytes stored are the bytes the vendor sent
+        credential = self.credentials.get(provider)
+        if isinstance(credential, str):
+            return _unreadable(provider, body, credential)
+        if credential is not None:  # the user's key, not the placeholder a reference stack sends
+            sent = {name: value for name, value in sent.items() if name.lower() != credential[0]}
+            sent[credential[0]] = credential[1]
         signer = self.signers.get(provider)
         if signer is not None:
             sent = signer(method, url, {k: v for k, v in sent.items() if k.lower() not in SIGV4_HEADERS}, body)
         request = urllib.request.Request(url, data=body if method == "POST" else None, headers=sent, method=method)
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:  # noqa: S310 - a configured URL
-                return Exchange(body, response.status, _lower(response.headers), response.read())
+            # No redirects: a 3xx is the upstream's answer, never followed to another host with the key.
+            with _OPENER.open(request, timeout=self.timeout) as response:
+                return _decoded(provider, Exchange(body, response.status, _lower(response.headers), response.read()))
         except urllib.error.HTTPError as error:
-            return Exchange(body, error.code, _lower(error.headers), error.read())
-        except (urllib.error.URLError, OSError) as error:
-            # Not the vendor's answer: the client gets the proxy's own error, and the session cannot be written.
-            # The URL is not repeated (its query may hold a key).
-            reason = str(getattr(error, "reason", error))[:200]
-            message = f"the recording proxy could not reach the upstream for {provider}: {reason}"
-            return Exchange(body, 502, {"content-type": "application/json", "x-should-retry": "false"}, json.dumps(
-                {"error": {"type": "conformance_record", "message": message}}).encode(), failed=message)
+            return _decoded(provider, Exchange(body, error.code, _lower(error.headers), error.read()))
+        except (urllib.error.URLError, OSError, http.client.HTTPException) as error:
+            # Not the vendor's answer (unreachable, or a reply that is not HTTP: a bad status line, a torn body, a
+            # header too long): the client gets the proxy's own error, and the session cannot be written. The URL
+            # is not repeated (its query may hold a key).
+            reason = str(getattr(error, "reason", None) or type(error).__name__)[:200]
+            return _unreadable(provider, body, f"the recording proxy could not reach the upstream for {provider}: "
+                                               f"{reason}")
 
     def recorded(self, case_id: str, provider: str, mode: str) -> tuple[int, list[Exchange]]:
         """How many recorded turns a session replayed, and the exchanges it forwarded after them, in order."""
         with self.lock:
             session = self.sessions.get((case_id, provider, mode))
             return (session.replayed, list(session.exchanges)) if session is not None else (0, [])
+
+
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    """A redirect comes back as the upstream's own answer (an HTTPError), never followed."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+_OPENER = urllib.request.build_opener(_NoRedirects)
+
+
+def _unreadable(provider: str, request: bytes, message: str) -> Exchange:
+    """The proxy's own answer when the upstream's cannot be recorded; nothing of the session is written."""
+    return Exchange(request, 502, {"content-type": "application/json", "x-should-retry": "false"}, json.dumps(
+        {"error": {"type": "conformance_record", "message": message}}).encode(), failed=message)
+
+
+def _decoded(provider: str, exchange: Exchange) -> Exchange:
+    """The exchange with a compressed body decoded (an upstream may compress although asked for ``identity``):
+    gzip and deflate are decoded and the header dropped; any other encoding, or gzip bytes sent without the
+    header, is refused, so no file holds bytes the secret scan cannot read."""
+    encoding = exchange.headers.pop("content-encoding", "identity").strip().lower()
+    try:
+        if encoding in ("gzip", "x-gzip"):
+            exchange.body = gzip.decompress(exchange.body)
+        elif encoding == "deflate":
+            exchange.body = zlib.decompress(exchange.body)
+        elif encoding not in ("identity", ""):
+            return _unreadable(provider, exchange.request, f"the upstream for {provider} answered with content-"
+                                                           f"encoding {encoding!r}, which the proxy cannot read")
+    except (OSError, zlib.error, EOFError):
+        return _unreadable(provider, exchange.request, f"the upstream for {provider} sent a {encoding} body that "
+                                                       "does not decode")
+    if exchange.body[:2] == b"\x1f\x8b":
+        return _unreadable(provider, exchange.request, f"the upstream for {provider} sent gzip bytes without saying "
+                                                       "so (no content-encoding)")
+    return exchange
 
 
 def _lower(headers: Any) -> dict[str, str]:
@@ -245,7 +298,7 @@ def stage_session(case_id: str, mode: str, exchanges: Sequence[Exchange], first_
         number = first_turn + offset
         status, headers, body = redact_exchange(case_id, number, exchange)
         content_type = headers.get("content-type", "")
-        if status >= 400:
+        if not 200 <= status < 300:  # an error, or a redirect (never followed): not a body of the vendor's answer
             parsed: Any
             try:
                 parsed = json.loads(body)
@@ -300,14 +353,63 @@ def redact_text(text: str, case_id: str, number: int, error: bool = False) -> st
     return redact(text)
 
 
-def write_fixtures(folder: Path, staged: Sequence[Staged], replace: bool = False) -> list[Path]:
+# The files of one mode's turns, and of both (an error turn answers either): what ``--record-mode all`` replaces.
+MODE_FILES = {"body": ("turn*.json", "requests/turn*.body.json"),
+              "stream": ("turn*.sse", "turn*.jsonl", "requests/turn*.stream.json")}
+
+
+def write_fixtures(folder: Path, staged: Sequence[Staged], replace: Sequence[str] = ()) -> list[Path]:
     """Write the staged files into ``folder`` (``<cases>/<case>/<provider>``), all or nothing.
 
     Every file is scanned first: a secret the redaction did not remove makes this raise, naming file and line. The
-    new folder is then put together beside the old one (a copy of it, without its recorded turns when ``replace``:
-    ``--record-mode all``), checked as the case loader reads a provider folder (turns numbered from 1, an error turn
-    alone, bodies and streams for every turn or none), and swapped in by renaming; on any failure the old folder is
-    left as it was."""
+    new folder is then put together beside the old one (a copy of it, without the recorded turns of the modes in
+    ``replace``: ``--record-mode all`` replaces only what it recorded, the other mode's files stay), checked as the
+    case loader reads a provider folder (turns numbered from 1, an error turn alone, bodies and streams for every
+    turn or none), and swapped in by renaming, with Ctrl-C and SIGTERM held between the two renames; on any failure
+    the old folder is left as it was. A provider folder that is a link is refused: its files would be copied from
+    wherever it points."""
+    if folder.is_symlink():
+        raise InputError([Problem(str(folder), None, "is a symbolic link; a recording is written into a real folder "
+                                  "of the cases folder only", "replace the link with the folder itself, or record "
+                                  "into another case")])
+    _refuse_secrets(folder, staged)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{folder.name}.recording.", dir=folder.parent))
+    try:
+        new = work / "staging" / folder.name
+        if folder.is_dir():
+            shutil.copytree(folder, new, symlinks=True)
+            patterns = [pattern for mode in replace for pattern in MODE_FILES[mode]]
+            if replace:
+                patterns.append("turn*.error.json")  # an error turn is one of every mode's turns
+            for old in {path for pattern in patterns for path in new.glob(pattern)}:
+                old.unlink()
+        else:
+            new.mkdir(parents=True)
+        for item in staged:
+            (new / item.name).parent.mkdir(parents=True, exist_ok=True)
+            (new / item.name).write_bytes(item.data)
+        _check_layout(new, folder)
+        with signals_deferred():  # between the two renames the folder is absent: no interruption there
+            if folder.is_dir():
+                folder.rename(work / "previous")
+            try:
+                new.rename(folder)
+            except OSError:
+                if (work / "previous").is_dir():
+                    (work / "previous").rename(folder)
+                raise
+    except OSError as error:
+        raise InputError([Problem(str(folder), None, f"cannot write the recording: {error}",
+                                  "check the folder's permissions and free space; the old fixtures are unchanged")]) \
+            from None
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return [folder / item.name for item in staged]
+
+
+def _refuse_secrets(folder: Path, staged: Sequence[Staged]) -> None:
+    """Every staged file scanned; a secret the redaction did not remove is named by file and line."""
     problems = []
     for item in staged:
         for finding in scan_text(folder / item.name, item.data.decode("utf-8", "replace")):
@@ -316,36 +418,6 @@ def write_fixtures(folder: Path, staged: Sequence[Staged], replace: bool = False
                                     "upstream's answer, remove the value, and record again"))
     if problems:
         raise InputError(problems)
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{folder.name}.recording.", dir=folder.parent))
-    try:
-        new = work / "staging" / folder.name
-        if folder.is_dir():
-            shutil.copytree(folder, new, symlinks=True)
-            if replace:
-                for old in [*new.glob("turn*"), *new.glob("requests/turn*")]:
-                    old.unlink()
-        else:
-            new.mkdir(parents=True)
-        for item in staged:
-            (new / item.name).parent.mkdir(parents=True, exist_ok=True)
-            (new / item.name).write_bytes(item.data)
-        _check_layout(new, folder)
-        if folder.is_dir():
-            folder.rename(work / "previous")
-        try:
-            new.rename(folder)
-        except OSError:
-            if (work / "previous").is_dir():
-                (work / "previous").rename(folder)
-            raise
-    except OSError as error:
-        raise InputError([Problem(str(folder), None, f"cannot write the recording: {error}",
-                                  "check the folder's permissions and free space; the old fixtures are unchanged")]) \
-            from None
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    return [folder / item.name for item in staged]
 
 
 def _check_layout(new: Path, folder: Path) -> None:

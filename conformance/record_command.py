@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import os
+import re
 import threading
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
 from conformance.cases import VARIANT, VARIANT_NAME, Case, ProviderFixtures, load_cases
 from conformance.errors import InputError, Problem
+from conformance.hygiene import redact
 from conformance.record import (
     MODES,
     Recorder,
@@ -24,7 +28,7 @@ from conformance.record import (
     upstream_for,
     write_fixtures,
 )
-from conformance.registry import select_adapters
+from conformance.registry import builtin_adapters, select_adapters
 from conformance.replay import Replay
 from conformance.stack import builtin_stacks, select_stacks
 
@@ -106,7 +110,12 @@ def record_cases(cases: list[Case], provider: str, upstreams: dict[str, str], re
             lines.append(f"conformance record: {case.id} [{provider}]: nothing forwarded "
                          f"(--record-mode {record_mode}); fixtures unchanged")
             continue
-        written = write_fixtures(folder, staged, replace=record_mode == "all")
+        unexpected = unexpected_errors(listed, provider, staged)
+        if unexpected:
+            raise InputError([Problem(str(folder), None, f"case {listed.id} [{provider}]: {problem}; nothing was "
+                                      "written, the recorded files are kept", "fix what the upstream says (a key, a "
+                                      "quota, an outage) and record again") for problem in unexpected])
+        written = write_fixtures(folder, staged, replace=modes if record_mode == "all" else ())
         lines.append(f"conformance record: {case.id} [{provider}]: wrote {len(written)} file(s) in {folder}")
         if provider not in listed.providers:
             lines.append(f"  add `{provider}: {{}}` under providers: in {case.path} to run them"
@@ -114,13 +123,67 @@ def record_cases(cases: list[Case], provider: str, upstreams: dict[str, str], re
     return lines
 
 
+ERROR_KINDS = ("retryable_error", "fatal_error")
+
+
+def unexpected_errors(case: Case, provider: str, staged: list[Staged]) -> list[str]:
+    """The error turns of a recording that the case does not expect (a 401 from a wrong key, a 5xx, a rate limit
+    where the case expects an answer), each named with its status and message (redacted): such a recording must
+    never replace what is there (docs/record.md)."""
+    expected = case.expectation_for(provider)
+    problems = []
+    for item in staged:
+        match = re.fullmatch(r"turn(\d+)\.error\.json", item.name)
+        if match is None:
+            continue
+        number = int(match[1])
+        kinds = expected.turns
+        wanted = kinds[number - 1] if kinds is not None and number <= len(kinds) else (
+            expected.outcome if kinds is None else None)
+        if wanted in ERROR_KINDS:
+            continue
+        try:
+            error = json.loads(item.data)
+        except ValueError:
+            error = {}
+        status = error.get("status") if isinstance(error, dict) else None
+        message = " ".join(redact(json.dumps(error.get("body"), ensure_ascii=False)).split())[:300] \
+            if isinstance(error, dict) else ""
+        problems.append(f"turn {number}: the upstream answered HTTP {status} ({message}), which the case does not "
+                        f"expect (it expects {wanted or 'no such turn'})")
+    return problems
+
+
+def credentials_for(provider: str, upstream: str) -> dict[str, tuple[str, str]]:
+    """The user's key for the provider's upstream, from the environment the vendor's SDK reads (``Wire.credential``),
+    as (header, value); it replaces the placeholder a reference stack sends and is never written. Without it, only
+    an upstream on loopback (a replay server, a test double) is recorded with the client's own header."""
+    wire = builtin_adapters()[provider].wire
+    credential = wire.credential if wire is not None else None
+    if credential is None:
+        return {}
+    value = next((os.environ[name] for name in credential.env if os.environ.get(name)), None)
+    if value is not None:
+        return {provider: (credential.header, credential.template.format(value))}
+    host = urllib.parse.urlsplit(upstream).hostname or ""
+    if host in ("127.0.0.1", "::1", "localhost"):
+        return {}
+    raise InputError([Problem(credential.env[0], None, f"recording {provider} from {host} needs your key: the "
+                              "reference stack sends a placeholder", f"set {' or '.join(credential.env)} (it is sent "
+                              "upstream only, never written)")])
+
+
 def _record_one(case: Case, provider: str, stack: Any, modes: tuple[str, ...], upstreams: dict[str, str],
                 record_mode: str) -> list[Staged]:
     templates = {name: upstream_for(url, case.id, name, "{mode}") for name, url in upstreams.items()}
+    try:
+        credentials: dict[str, tuple[str, str] | str] = dict(credentials_for(provider, templates.get(provider, "")))
+    except InputError as missing:  # said when a request is to be forwarded, not when the fixtures answer them all
+        credentials = {provider: str(missing.problems[0])}
     staged: list[Staged] = []
     for mode in modes:
         recorder = Recorder({name: url.replace("{mode}", mode) for name, url in templates.items()}, record_mode,
-                            Replay([case]), _signers(provider))
+                            Replay([case]), _signers(provider), credentials=credentials)
         server = RecordServer(recorder)
         thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         thread.start()

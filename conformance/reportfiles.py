@@ -81,7 +81,7 @@ def _write_set(texts: dict[str, str], directory: Path) -> None:
     try:
         for name, text in texts.items():
             _write_file(folder / name, text)
-        with _signals_deferred():
+        with signals_deferred():
             swapped = _swap_in(folder, directory, list(texts))
     finally:
         if not swapped:
@@ -167,16 +167,26 @@ def write_atomic(path: Path, text: str) -> None:
 
 
 @contextlib.contextmanager
-def _signals_deferred() -> Iterator[None]:
-    """Hold Ctrl-C and SIGTERM while the set is swapped in (a few renames)."""
-    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+def signals_deferred() -> Iterator[None]:
+    """Hold Ctrl-C and SIGTERM while a few renames swap files in (a report set, a recorded provider folder)."""
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    # The Python-level handlers are swapped, not the thread's signal mask: a signal sent to the process may be
+    # delivered to any thread (a server's), and its Python handler still runs in this one at once.
+    pending: list[int] = []
+
+    def hold(signum: int, frame: object) -> None:
+        pending.append(signum)
+
+    previous = {number: signal.signal(number, hold) for number in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        if pending:
+            signal.raise_signal(pending[0])  # now, to the handler that was in place
 
 
 def _umask() -> int:

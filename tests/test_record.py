@@ -361,7 +361,7 @@ def test_a_failed_write_leaves_the_old_fixtures_whole(tmp_path: Path, monkeypatc
 
     monkeypatch.setattr(Path, "write_bytes", failing)
     with pytest.raises(InputError, match="the old fixtures are unchanged"):
-        write_fixtures(folder, staged, replace=True)
+        write_fixtures(folder, staged, replace=("body", "stream"))
     monkeypatch.undo()
     assert sorted(path.name for path in folder.parent.iterdir()) == ["openai-chat"]  # no staging folder left
     assert [path.name for path in folder.iterdir()] == ["turn1.json"] and (folder / "turn1.json").read_text() == \

@@ -2,7 +2,7 @@
 
 import re
 
-from conformance.adapter import Adapter, Wire
+from conformance.adapter import Adapter, Credential, Wire
 from conformance.providers.anthropic_messages.errors import classify_error, error_reply
 from conformance.providers.anthropic_messages.request import build_request, read_history, read_request
 from conformance.providers.anthropic_messages.response import classify_body
@@ -18,6 +18,7 @@ ADAPTER = Adapter(
     assemble_stream=assemble_stream,
     description="Anthropic Messages API, POST /v1/messages",
     # The anthropic SDK reads its request id from `request-id` (anthropic/_base_client.py); `"stream": true` streams.
-    wire=Wire(paths=((re.compile(r"/v1/messages"), None),), request_id_header="request-id",
+    wire=Wire(credential=Credential(env=("ANTHROPIC_API_KEY",), header="x-api-key"),
+              paths=((re.compile(r"/v1/messages"), None),), request_id_header="request-id",
               error_reply=error_reply),
 )

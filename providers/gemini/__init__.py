@@ -2,7 +2,7 @@
 
 import re
 
-from conformance.adapter import Adapter, Wire
+from conformance.adapter import Adapter, Credential, Wire
 from conformance.providers.gemini.errors import classify_error, error_reply
 from conformance.providers.gemini.request import build_request, read_history, read_request
 from conformance.providers.gemini.response import classify_body
@@ -18,7 +18,8 @@ ADAPTER = Adapter(
     assemble_stream=assemble_stream,
     description="Google Gemini API, POST models/{model}:generateContent (and :streamGenerateContent?alt=sse)",
     # The method in the path decides the stream; google-genai reads no request id header (an id is sent anyway).
-    wire=Wire(paths=((re.compile(r"/v1(?:beta|alpha)?/models/[^/:]+:generateContent"), False),
+    wire=Wire(credential=Credential(env=("GEMINI_API_KEY", "GOOGLE_API_KEY"), header="x-goog-api-key"),
+              paths=((re.compile(r"/v1(?:beta|alpha)?/models/[^/:]+:generateContent"), False),
                      (re.compile(r"/v1(?:beta|alpha)?/models/[^/:]+:streamGenerateContent"), True)),
               error_reply=error_reply),
 )

@@ -2,7 +2,7 @@
 
 import re
 
-from conformance.adapter import Adapter, Wire
+from conformance.adapter import Adapter, Credential, Wire
 from conformance.providers.openai_common.errors import classify_error
 from conformance.providers.openai_responses.request import build_request, read_history, read_request
 from conformance.providers.openai_responses.response import classify_body
@@ -18,5 +18,6 @@ ADAPTER = Adapter(
     assemble_stream=assemble_stream,
     description="OpenAI Responses API, POST /v1/responses",
     # The openai SDK reads its request id from `x-request-id` (openai/_base_client.py); `"stream": true` streams.
-    wire=Wire(paths=((re.compile(r"/v1/responses"), None),)),
+    wire=Wire(credential=Credential(env=("OPENAI_API_KEY",), header="authorization", template="Bearer {}"),
+              paths=((re.compile(r"/v1/responses"), None),)),
 )
