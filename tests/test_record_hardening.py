@@ -214,7 +214,7 @@ def test_a_reply_that_is_not_http_is_one_line(tmp_path: Path) -> None:
     assert len(result.stderr.strip().splitlines()) == 1 and "could not reach the upstream" in result.stderr
 
 
-# ---- 25. Redirects are not followed ------------------------------------------------------------------------------------
+# ---- 25. Redirects are not followed ---------------------------------------------------------------------------------
 
 class _Elsewhere(_Vendor):
     """Another host a redirect points at: it records what reaches it."""
