@@ -213,6 +213,36 @@ _OWN_DETECTORS: tuple[PatternDetector, ...] = (
         r"(?<![\w+/=.])(?:\+[1-9]\d{0,2}(?:[ \-]\(?\d{1,8}\)?){2,5}|\([2-9]\d{2}\) ?[2-9]\d{2}-\d{4})"
         r"(?![\w/+=]|[.,]\d)"),
         valid=lambda match: 8 <= sum(character.isdigit() for character in match.group()) <= 15, hints=("+", "(")),
+    # E.164 written whole (`+14155550134`) and the North American `415-555-0134` form (ids and dates are not:
+    # 3-3-4 digits with dashes, not inside a longer number).
+    PatternDetector("phone number", re.compile(r"(?<![\w+/=.%-])\+[1-9]\d{7,14}(?![\w/+=]|[.,]\d)"), hints=("+",)),
+    PatternDetector("phone number", re.compile(r"(?<![\w+/=.-])[2-9]\d{2}-[2-9]\d{2}-\d{4}(?![\w/=-]|[.,]\d)")),
+    # An address percent-encoded in a URL or a form (`jane.doe%40example.org`).
+    PatternDetector("e-mail address", re.compile(
+        r"(?<![A-Za-z0-9._%+\-])[A-Za-z0-9._+\-]+%40[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}" + _END,
+        re.IGNORECASE), hints=("%40",)),
+    # Vendor and platform keys: Groq, xAI, Hugging Face, GitHub fine-grained tokens, Stripe test keys (detect-secrets
+    # knows classic GitHub tokens and live Stripe keys only; its patterns are added in ``detectors``).
+    PatternDetector("Groq API key", _token(r"gsk_[A-Za-z0-9]{40,}"), hints=("gsk_",)),
+    PatternDetector("xAI API key", _token(r"xai-[A-Za-z0-9]{40,}"), hints=("xai-",)),
+    PatternDetector("Hugging Face token", _token(r"hf_[A-Za-z0-9]{30,}"), hints=("hf_",)),
+    PatternDetector("GitHub token", _token(r"github_pat_[A-Za-z0-9_]{40,}"), hints=("github_pat_",)),
+    PatternDetector("Stripe key", _token(r"(?:sk|rk|pk)_(?:test|live)_[A-Za-z0-9]{16,}"), hints=("_test_", "_live_")),
+    # A signed URL stays usable until it expires: Azure SAS `sig=`, GCS `X-Goog-Signature`, SigV4 `X-Amz-Signature`,
+    # CloudFront and SigV2 `Signature=`. The signature is the secret.
+    PatternDetector("URL signature", re.compile(
+        r"[?&;](?:sig|x-goog-signature|x-amz-signature|signature)=(?P<secret>(?!<redacted>)[^&\s\"'<>#\\]{16,})",
+        re.IGNORECASE | re.ASCII), "secret", hints=("sig=", "signature=")),
+    # Account identifiers: a Google Cloud project named in an error (`project 576…`, `?project=…`, `projects/<id>`)
+    # and a bare 12-digit AWS account id beside the word "account".
+    PatternDetector("Google Cloud project", re.compile(
+        r"(?:\bproject[ =]|[?&]project=|\bprojects/)(?P<secret>(?!<redacted>)[a-z0-9][a-z0-9-]{4,62}[a-z0-9])(?![\w-])",
+        re.IGNORECASE | re.ASCII), "secret", valid=lambda match: any(c.isdigit() for c in match["secret"]),
+        hints=("project",)),
+    PatternDetector("AWS account id", re.compile(r"\barn:aws[\w-]*:[\w-]*:[\w-]*:(?P<secret>\d{12})(?=:)", re.ASCII),
+                    "secret", hints=("arn:aws",)),
+    PatternDetector("AWS account id", re.compile(r"\baccount(?:[ _-]?id)?\W{0,3}(?P<secret>\d{12})(?!\d)",
+                                                 re.IGNORECASE | re.ASCII), "secret", hints=("account",)),
     PatternDetector("e-mail address", re.compile(
         r"(?<![A-Za-z0-9._%+\-])[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}" + _END),
         valid=lambda match: not _is_url_password(match), hints=("@",)),
@@ -227,8 +257,12 @@ def detectors() -> tuple[Detector, ...]:
     try:
         from detect_secrets.plugins.aws import AWSKeyDetector
         from detect_secrets.plugins.basic_auth import RESERVED_CHARACTERS, SUB_DELIMITER_CHARACTERS
+        from detect_secrets.plugins.github_token import GitHubTokenDetector
+        from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
         from detect_secrets.plugins.jwt import JwtTokenDetector
         from detect_secrets.plugins.private_key import PrivateKeyDetector
+        from detect_secrets.plugins.slack import SlackDetector
+        from detect_secrets.plugins.stripe import StripeDetector
     finally:
         warnings.showwarning = shown_warning
     key_id, quoted_secret = (pattern.pattern for pattern in AWSKeyDetector.denylist)
@@ -239,8 +273,14 @@ def detectors() -> tuple[Detector, ...]:
     marker_hints = tuple(marker.lower() for marker in markers)
     url_character = rf"[^{re.escape(RESERVED_CHARACTERS + SUB_DELIMITER_CHARACTERS)}\s]"
     jwt_part = rf"[{_TOKEN}]+=*"
+    # detect-secrets' token patterns, each a whole token here (they match inside longer words otherwise).
+    plugins = tuple(PatternDetector(kind, re.compile(f"{_START}(?:{pattern.pattern}){_END}", pattern.flags))
+                    for kind, plugin in (
+        ("GitHub token", GitHubTokenDetector), ("GitLab token", GitLabTokenDetector), ("Slack token", SlackDetector),
+        ("Stripe key", StripeDetector)) for pattern in plugin.denylist)
     return (
         *_OWN_DETECTORS,
+        *plugins,
         PatternDetector("AWS access key id", _token(f"(?:{key_id})")),
         # The secret is the quoted 40 characters: the quotes are its boundary.
         PatternDetector("AWS secret access key", re.compile(quoted_secret, re.IGNORECASE | re.ASCII), 1,
@@ -305,9 +345,21 @@ def _detectors_without_hints() -> tuple[Detector, ...]:
 
 
 def scan_text(path: Path, text: str) -> list[Finding]:
-    """Findings in ``text``, numbered as the lines of the file ``path`` would be."""
-    return [Finding(path, number, kind) for number, line in enumerate(_lines(text), start=1)
-            for kind in line_kinds(_without_newline(line)[0])]
+    """Findings in ``text``, numbered as the lines of the file ``path`` would be: each line, then what its JSON
+    values say once decoded and a stream's pieces joined (``conformance.joined_scan``) where no line said it."""
+    findings = [Finding(path, number, kind) for number, line in enumerate(_lines(text), start=1)
+                for kind in line_kinds(_without_newline(line)[0])]
+    return findings + _joined_findings(path, text, findings)
+
+
+def _joined_findings(path: Path, text: str, line_findings: list[Finding]) -> list[Finding]:
+    from conformance.joined_scan import joined_kinds  # noqa: PLC0415 - only files that hold JSON need it
+
+    if "{" not in text:
+        return []
+    seen = {finding.kind for finding in line_findings}
+    return [Finding(path, number, f"{kind}, once decoded or joined") for number, kind in joined_kinds(text)
+            if kind not in seen]
 
 
 def scan_file(path: Path, limit: int = SCAN_LIMIT_BYTES) -> list[Finding]:
@@ -317,10 +369,12 @@ def scan_file(path: Path, limit: int = SCAN_LIMIT_BYTES) -> list[Finding]:
         if size > limit:
             raise TooLargeToScan(size)
         findings: list[Finding] = []
+        lines = []
         for number, raw in enumerate(_bounded_lines(stream, limit), start=1):
             text = _without_newline(raw.decode("utf-8", errors="replace"))[0]
+            lines.append(text)
             findings.extend(Finding(path, number, kind) for kind in line_kinds(text))
-        return findings
+        return findings + _joined_findings(path, "\n".join(lines), findings)
 
 
 def _bounded_lines(stream: BinaryIO, limit: int) -> Iterator[bytes]:

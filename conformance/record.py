@@ -330,7 +330,8 @@ def stage_session(case_id: str, mode: str, exchanges: Sequence[Exchange], first_
 def redact_exchange(case_id: str, number: int, exchange: Exchange) -> tuple[int, dict[str, str], bytes]:
     """What is stored of one exchange: the allowed response headers, and the body with its identifying data
     replaced. Bytes are kept as they came whenever there is nothing to replace."""
-    headers = {name: value for name, value in exchange.headers.items()
+    # A kept header's value is redacted as a body is (an error type may carry an ARN and its account id).
+    headers = {name: redact_text(value, case_id, number) for name, value in exchange.headers.items()
                if name in KEPT_HEADERS or name.startswith(KEPT_PREFIXES)}
     if headers.get("content-type", "").startswith(EVENTSTREAM):
         return exchange.status, headers, exchange.body  # binary: redacted once decoded (``stage_session``)

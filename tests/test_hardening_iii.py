@@ -102,3 +102,123 @@ def test_diff_exits_1_on_a_finding_that_changed(tmp_path: Path) -> None:
     diff = cli("diff", str(tmp_path / "old" / "report.json"), str(tmp_path / "new" / "report.json"))
     assert diff.returncode == 1, diff.stdout + diff.stderr
     assert "finding changed" in diff.stdout
+
+
+# ---- 2, 3. Secrets streamed in pieces, and JSON inside JSON strings ------------------------------------------------
+
+import json as _json  # noqa: E402
+
+import pytest  # noqa: E402
+
+from conformance.hygiene import redact, scan_text  # noqa: E402
+
+ANTHROPIC_KEY = "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
+AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+
+
+def _chat_stream(pieces: list[str], field: str = "content") -> str:
+    events = []
+    for piece in pieces:
+        delta: dict[str, object] = {field: piece} if field == "content" else {
+            "tool_calls": [{"index": 0, "function": {"arguments": piece}}]}
+        events.append("data: " + _json.dumps({"id": "chatcmpl-u1", "object": "chat.completion.chunk", "model": "m",
+                                             "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}))
+    return "\n\n".join([*events, "data: [DONE]"]) + "\n\n"
+
+
+def _in_threes(text: str) -> list[str]:
+    return [text[index:index + 3] for index in range(0, len(text), 3)]
+
+
+@pytest.mark.parametrize(("secret", "kind"), [(ANTHROPIC_KEY, "Anthropic API key"),
+                                              ("jane.doe@example.org", "e-mail address"),
+                                              ("+44 20 7946 0958", "phone number")])
+def test_a_secret_streamed_three_characters_at_a_time_is_found(secret: str, kind: str) -> None:
+    stream = _chat_stream(_in_threes(f"Reach us at {secret} today."))
+    assert not [line for line in stream.splitlines() if secret in line]  # no line holds it whole
+    kinds = [finding.kind for finding in scan_text(Path("turn1.sse"), stream)]
+    assert f"{kind}, once decoded or joined" in kinds
+
+
+def test_streamed_tool_arguments_are_joined_too() -> None:
+    arguments = _json.dumps({"note": f"use {ANTHROPIC_KEY}"})
+    stream = _chat_stream(_in_threes(arguments), field="arguments")
+    assert any("Anthropic API key" in finding.kind for finding in scan_text(Path("turn1.sse"), stream))
+
+
+def test_a_bedrock_jsonl_stream_in_pieces_is_joined() -> None:
+    lines = [_json.dumps({"contentBlockDelta": {"contentBlockIndex": 0, "delta": {"text": piece}}})
+             for piece in _in_threes(f"mail jane.doe@example.org or key {ANTHROPIC_KEY}")]
+    kinds = {finding.kind for finding in scan_text(Path("turn1.jsonl"), "\n".join(lines) + "\n")}
+    assert {"e-mail address, once decoded or joined", "Anthropic API key, once decoded or joined"} <= kinds
+
+
+@pytest.mark.parametrize("inner", [
+    {"aws_secret_access_key": AWS_SECRET},
+    {"api_key": "k3y-0123456789abcdefghij"},
+    {"headers": {"x-api-key": "0123456789abcdefghijklmn"}},
+    {"headers": {"api-key": "abcdef0123456789abcdef01"}},
+])
+def test_a_secret_in_json_inside_a_json_string_is_found(inner: dict[str, object]) -> None:
+    body = {"choices": [{"message": {"tool_calls": [{"id": "call_1", "type": "function", "function": {
+        "name": "save", "arguments": _json.dumps(inner)}}]}}]}
+    text = _json.dumps(body, indent=2)
+    assert scan_text(Path("turn1.json"), text), text
+
+
+def test_validate_refuses_a_fixture_whose_stream_holds_a_split_secret(tmp_path: Path) -> None:
+    import shutil
+
+    from tests.helpers import CASES
+
+    root = tmp_path / "cases"
+    root.mkdir()
+    shutil.copy(CASES / "world.yaml", root / "world.yaml")
+    shutil.copytree(CASES / "normal", root / "normal")
+    assert cli("validate", "--cases", str(root)).returncode == 0
+    stream = root / "normal/openai-chat/turn2.sse"
+    stream.write_text(stream.read_text().replace("data: [DONE]", _chat_stream(_in_threes(ANTHROPIC_KEY))
+                                                 .replace("data: [DONE]\n\n", "") + "data: [DONE]", 1))
+    result = cli("validate", "--cases", str(root))
+    assert result.returncode == 2 and "turn2.sse" in result.stderr and "once decoded or joined" in result.stderr
+
+
+def test_record_refuses_a_stream_with_a_split_secret() -> None:
+    from conformance.errors import InputError
+    from conformance.record import Staged, write_fixtures
+
+    with pytest.raises(InputError) as refused:
+        write_fixtures(Path("/nonexistent/normal/openai-chat"),
+                       [Staged("turn1.sse", _chat_stream(_in_threes(ANTHROPIC_KEY)).encode())])
+    assert "once decoded or joined" in str(refused.value)
+
+
+# ---- 4, 11, 12. Signed URLs, account identifiers, more PII and key shapes ---------------------------------------
+
+@pytest.mark.parametrize("text", [
+    "https://acct.blob.core.windows.net/img/a.png?sv=2024-05-04&se=2026-12-02&sp=r&sig=AbCdEfGhIjKlMnOpQrSt%2Bu%3D",
+    "https://storage.googleapis.com/b/o.png?X-Goog-Algorithm=GOOG4-RSA-SHA256&X-Goog-Signature=0a1b2c3d4e5f60718293",
+    "https://b.s3.amazonaws.com/o?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=abcdef0123456789abcdef0123",
+    "https://d111111abcdef8.cloudfront.net/i.png?Expires=1764403200&Signature=Q2xvdWRGcm9udFNpZ25hdHVyZQ&Key-Pair-Id=K",
+    "Generative Language API has not been used in project 576123456789 before or it is disabled.",
+    "https://console.developers.google.com/apis/api/generativelanguage.googleapis.com/overview?project=576123456789",
+    "Permission denied on resource projects/acme-prod-4711/locations/us-central1",
+    "The account 123456789012 is not authorized",
+    "AccessDeniedException:arn:aws:iam::123456789012:role/recorder",
+    "call +14155550134", "or 415-555-0134 after five", "jane.doe%40example.org",
+    "gsk_" + "A1b2" * 13, "xai-" + "Z9y8" * 20, "hf_" + "Qw" * 17, "ghp_" + "x" * 36, "github_pat_" + "y" * 82,
+    "sk_live_" + "z" * 24, "sk_test_" + "w" * 24, "xoxb-1234567890-0987654321-AbCdEfGhIjKl",
+])
+def test_each_new_shape_is_found_and_redacted(text: str) -> None:
+    assert scan_text(Path("f.json"), text), text
+    redacted = redact(text)
+    assert "<redacted>" in redacted and not scan_text(Path("f.json"), redacted), redacted
+
+
+@pytest.mark.parametrize("text", [
+    "Order ORD-1001 shipped on 2026-11-30 at 12:00.", "The total is 1234567890 tokens.", "Call the API at 555-1234.",
+    "ISBN 978-3-16-148410-0", "projects/my-project with no digits", "?sig=short", "the account was closed",
+    "promptTokenCount 414155550134 in the log",
+])
+def test_look_alikes_are_left_alone(text: str) -> None:
+    assert not scan_text(Path("f.json"), text), text
