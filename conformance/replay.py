@@ -15,6 +15,7 @@ Pure: no sockets here. ``conformance.serve`` puts it behind a loopback HTTP serv
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import threading
@@ -26,12 +27,17 @@ from urllib.parse import unquote
 from conformance.adapter import Adapter, Wire
 from conformance.cases import Case, base_provider
 from conformance.fixtures import RecordedTurn
+from conformance.jsontext import parse_json
 
 SESSION = re.compile(r"/s/(?P<case>[^/]+)/(?P<provider>[^/]+)/(?P<mode>body|stream)(?P<rest>/.*)")
 # The status of the replay's own "nothing recorded for this request" errors: a 400, which none of the official SDKs
 # (OpenAI, Anthropic, google-genai, botocore) nor the Vercel AI SDK retries (they retry 408, 409, 429 and 5xx), so a
 # client's retries cannot pile up unanswered requests (docs/serve.md).
 NOT_RECORDED = 400
+# What a replay keeps of what clients sent, for the request checks: its sessions, and the request bodies' bytes (a
+# body past the budget is kept as a note of its size, and its checks say so).
+MAX_SESSIONS = 10_000
+MAX_KEPT_BYTES = 256 * 1024 * 1024
 
 
 @dataclass(slots=True)
@@ -59,6 +65,7 @@ class Session:
     unmatched: list[str] = field(default_factory=list)
     """Requests no turn answered, each with the reason."""
     last_body: bytes | None = None
+    """The SHA-256 of the previous request body (a repeat replays its turn); the digest, not the bytes."""
 
 
 class Replay:
@@ -78,6 +85,7 @@ class Replay:
         self.cases = {case.id: case for case in cases}
         self.sessions: dict[tuple[str, str, str], Session] = {}
         self.lock = threading.Lock()
+        self.kept_bytes = 0
         self.stopped_by: str | None = None
         """The signal that stopped the server (``SIGTERM``, ``SIGINT``), or None when a bound did."""
 
@@ -102,8 +110,11 @@ class Replay:
         wire, stream = route
         with self.lock:
             key = (case.id, match["provider"], match["mode"])
+            if key not in self.sessions and len(self.sessions) >= MAX_SESSIONS:
+                return _problem(wire, NOT_RECORDED,
+                                f"{MAX_SESSIONS} sessions are open; this server answers no more (restart it)")
             session = self.sessions.setdefault(key, Session(case, fixtures, match["mode"]))
-            return _serve(session, wire, stream, query, body)
+            return _serve(session, wire, stream, query, body, self)
 
     def _route(self, provider: str, rest: str) -> tuple[Wire, bool | None] | None:
         """The wire that answers ``rest`` — the session's own provider's first, then any other (a team's adapter for
@@ -133,9 +144,18 @@ def session_fixtures(provider: str) -> str:
     return provider.split("@", 1)[0]
 
 
-def _serve(session: Session, wire: Wire, stream: bool | None, query: str, body: bytes) -> Reply:
+def _kept(replay: Replay, body: bytes) -> Any:
+    """The request as a session keeps it, within ``MAX_KEPT_BYTES`` for the whole replay."""
+    if replay.kept_bytes + len(body) > MAX_KEPT_BYTES:
+        return f"(not kept: {len(body):,} bytes past the {MAX_KEPT_BYTES:,}-byte budget of kept requests)"
+    replay.kept_bytes += len(body)
+    return _parsed(body)
+
+
+def _serve(session: Session, wire: Wire, stream: bool | None, query: str, body: bytes, replay: Replay) -> Reply:
     turns = session.case.providers[session.provider].turns
-    repeat = body == session.last_body and session.cursor > 0
+    digest = hashlib.sha256(body).digest()
+    repeat = digest == session.last_body and session.cursor > 0
     index = session.cursor - 1 if repeat else session.cursor
     if index >= len(turns):
         reason = (f"case {session.case.id} [{session.provider}]: request {len(session.requests) + 1} asks for turn "
@@ -144,9 +164,9 @@ def _serve(session: Session, wire: Wire, stream: bool | None, query: str, body: 
         return _problem(wire, NOT_RECORDED, reason)
     if not repeat:
         session.cursor += 1
-        session.requests.append(_parsed(body))
+        session.requests.append(_kept(replay, body))
         session.served.append(index + 1)
-        session.last_body = body
+        session.last_body = digest
     turn = turns[index]
     wants_stream = stream if stream is not None else _asks_stream(body)
     reply = _reply(turn, wire, wants_stream, session, index)
@@ -191,15 +211,16 @@ def _body_bytes(turn: RecordedTurn) -> bytes:
 
 def _asks_stream(body: bytes) -> bool:
     try:
-        request = json.loads(body)
-    except ValueError:
+        request = parse_json(body)
+    except ValueError:  # not JSON, or nested past the bound
         return False
     return isinstance(request, dict) and request.get("stream") is True
 
 
 def _parsed(body: bytes) -> Any:
+    """The body as kept for the request checks: parsed JSON, else its text (a body nested past the bound too)."""
     try:
-        return json.loads(body)
+        return parse_json(body)
     except ValueError:
         return body.decode("utf-8", "replace")
 

@@ -32,6 +32,8 @@ from conformance.adapter import (
     called_since_user,
     task_for_turn,
 )
+from conformance.errors import InputError, Problem
+from conformance.jsontext import parse_json
 
 
 def canonical(value: Any) -> str:
@@ -338,9 +340,14 @@ def recorded_request_problems(adapter: Adapter, case_path: str, provider: str, m
     for index, built in enumerate(parts):
         path = folder / f"turn{index + 1}.{mode}.json"
         try:
-            recorded = json.loads(path.read_text(encoding="utf-8"))
+            text = path.read_text(encoding="utf-8")
         except (OSError, ValueError):
             continue
+        try:
+            recorded = parse_json(text)
+        except ValueError as error:  # not JSON, or nested past the bound: the fixture is broken, not the adapter
+            raise InputError([Problem(str(path), None, f"the recorded request is not readable JSON ({error})",
+                                      "record it again, or delete it (a turn without it is not checked)")]) from None
         if not isinstance(recorded, dict):
             continue
         then = adapter.read_request(recorded)

@@ -7,6 +7,7 @@ waits for the client's delayed ACK (about 45 ms a request).
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
 import time
@@ -22,6 +23,8 @@ from conformance.reportfiles import Terminated
 from conformance.request_check import check_sent
 
 MAX_BODY_BYTES = 64 * 1024 * 1024
+# All request bodies being read or answered at once, across connections.
+MAX_BYTES_IN_FLIGHT = 256 * 1024 * 1024
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -36,11 +39,65 @@ class _Handler(BaseHTTPRequestHandler):
         self._answer("GET")
 
     def _answer(self, method: str) -> None:
-        length = int(self.headers.get("content-length") or 0)
-        body = self.rfile.read(min(length, MAX_BODY_BYTES)) if length else b""
         parts = urlsplit(self.path)
-        reply = self.server.answer(method, parts.path, parts.query, {k.lower(): v for k, v in self.headers.items()},
-                                   body)
+        self.reserved = 0
+        try:
+            try:
+                body = self._body()
+            except _BadRequest as refused:
+                self.close_connection = True  # what follows on this connection cannot be framed
+                reply = _refusal(refused.status, str(refused))
+            else:
+                reply = self.server.answer(method, parts.path, parts.query,
+                                           {k.lower(): v for k, v in self.headers.items()}, body)
+        finally:
+            self.server.release(self.reserved)
+        self._send(reply)
+
+    def _reserve(self, size: int) -> None:
+        self.server.reserve(size)
+        self.reserved += size
+
+    def _body(self) -> bytes:
+        """The request body, framed by ``content-length`` or ``transfer-encoding: chunked`` and bounded in size
+        (``MAX_BODY_BYTES`` each, ``MAX_BYTES_IN_FLIGHT`` for all requests being answered at once)."""
+        length_header = self.headers.get("content-length")
+        chunked = "chunked" in (self.headers.get("transfer-encoding") or "").lower()
+        if chunked and length_header is not None:
+            raise _BadRequest(400, "both content-length and transfer-encoding: chunked; send one")
+        if chunked:
+            return self._chunked()
+        if length_header is None or not length_header.strip():
+            return b""
+        if not length_header.strip().isdigit():
+            raise _BadRequest(400, f"content-length {length_header.strip()[:40]!r} is not a byte count")
+        length = int(length_header)
+        if length > MAX_BODY_BYTES:
+            raise _BadRequest(413, f"a request body of {length:,} bytes is over the {MAX_BODY_BYTES:,}-byte limit")
+        self._reserve(length)
+        return self.rfile.read(length)
+
+    def _chunked(self) -> bytes:
+        body = bytearray()
+        while True:
+            line = self.rfile.readline(1026).strip()
+            size_text = line.split(b";", 1)[0]
+            try:
+                size = int(size_text, 16)
+            except ValueError:
+                raise _BadRequest(400, "a chunk size that is not hexadecimal") from None
+            if size < 0 or len(body) + size > MAX_BODY_BYTES:
+                raise _BadRequest(413, f"a chunked request body over the {MAX_BODY_BYTES:,}-byte limit")
+            if size == 0:
+                while self.rfile.readline(1026).strip():  # trailers, up to the blank line
+                    pass
+                break
+            self._reserve(size)
+            body += self.rfile.read(size)
+            self.rfile.readline(3)  # the CRLF after the chunk
+        return bytes(body)
+
+    def _send(self, reply: Reply) -> None:
         self.send_response(reply.status)
         for name, value in reply.headers.items():
             self.send_header(name, value)
@@ -63,6 +120,20 @@ class _Handler(BaseHTTPRequestHandler):
         """Quiet: what each session was sent is in the replay's sessions, not on stderr."""
 
 
+class _BadRequest(Exception):
+    """A request the server refuses before reading it whole: its status and why."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _refusal(status: int, message: str) -> Reply:
+    payload = {"error": {"type": "conformance_replay", "message": message}}
+    return Reply(status, {"content-type": "application/json", "x-should-retry": "false", "connection": "close"},
+                 [json.dumps(payload).encode("utf-8")])
+
+
 class ReplayServer(ThreadingHTTPServer):
     """A loopback server over a ``Replay``; ``stop_after`` bounds it in time and in requests."""
 
@@ -72,6 +143,20 @@ class ReplayServer(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", port), _Handler)
         self.replay, self.max_requests, self.requests = replay, max_requests, 0
         self._count_lock = threading.Lock()
+        self.in_flight = 0
+
+    def reserve(self, size: int) -> None:
+        """Count ``size`` more request bytes in memory; refuse (503) past ``MAX_BYTES_IN_FLIGHT`` for all requests."""
+        with self._count_lock:
+            if self.in_flight + size > MAX_BYTES_IN_FLIGHT:
+                raise _BadRequest(503, f"{MAX_BYTES_IN_FLIGHT:,} bytes of request bodies are already being read; "
+                                       "send fewer large requests at once")
+            self.in_flight += size
+
+    def release(self, size: int) -> None:
+        """A request answered: its bytes are no longer in flight."""
+        with self._count_lock:
+            self.in_flight = max(0, self.in_flight - size)
 
     @property
     def base(self) -> str:

@@ -222,3 +222,107 @@ def test_each_new_shape_is_found_and_redacted(text: str) -> None:
 ])
 def test_look_alikes_are_left_alone(text: str) -> None:
     assert not scan_text(Path("f.json"), text), text
+
+
+# ---- 16, 17, 26, 27. serve: request framing, sizes and what is kept ------------------------------------------------
+
+import socket  # noqa: E402
+
+from conformance.cases import load_cases  # noqa: E402
+from conformance.serve import BackgroundServer  # noqa: E402
+from tests.helpers import CASES  # noqa: E402
+
+CHAT_PATH = "/s/normal/openai-chat/body/v1/chat/completions"
+
+
+def _raw(base: str, request: bytes) -> bytes:
+    host, port = base.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as connection:
+        connection.sendall(request)
+        connection.shutdown(socket.SHUT_WR)
+        received = b""
+        while chunk := connection.recv(65536):
+            received += chunk
+    return received
+
+
+def _post(length: str, body: bytes = b"{}") -> bytes:
+    return (f"POST {CHAT_PATH} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {length}\r\n\r\n").encode() + body
+
+
+@pytest.mark.parametrize(("length", "status"), [("-1", b"400"), ("12abc", b"400"), (" 0x10", b"400"),
+                                                (str(70 * 1024 * 1024), b"413")])
+def test_a_content_length_that_is_not_a_count_or_too_large_is_refused(length: str, status: bytes) -> None:
+    with BackgroundServer(load_cases([CASES]), max_seconds=30) as server:
+        reply = _raw(server.base, _post(length))
+        assert reply.split(b" ", 2)[1] == status, reply[:200]
+        assert server.replay.sessions == {}  # nothing was served, no cursor moved
+
+
+def test_a_chunked_request_body_is_read_as_one_request() -> None:
+    body = b'{"model": "m", "messages": [{"role": "user", "content": "hi"}]}'
+    chunks = b"".join(f"{len(piece):x}\r\n".encode() + piece + b"\r\n" for piece in (body[:10], body[10:]))
+    request = (f"POST {CHAT_PATH} HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n"
+               "Connection: close\r\n\r\n").encode() + chunks + b"0\r\n\r\n"
+    with BackgroundServer(load_cases([CASES]), max_seconds=30) as server:
+        reply = _raw(server.base, request)
+        session = server.replay.sessions[("normal", "openai-chat", "body")]
+    assert reply.startswith(b"HTTP/1.1 200")
+    assert session.requests == [_json.loads(body)] and session.served == [1]
+
+
+def test_a_request_with_both_framings_is_refused() -> None:
+    request = (f"POST {CHAT_PATH} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n"
+               "\r\n2\r\n{}\r\n0\r\n\r\n").encode()
+    with BackgroundServer(load_cases([CASES]), max_seconds=30) as server:
+        assert _raw(server.base, request).startswith(b"HTTP/1.1 400")
+
+
+def test_a_deeply_nested_body_is_answered_and_kept_as_text() -> None:
+    deep = b"[" * 100_000 + b"]" * 100_000
+    with BackgroundServer(load_cases([CASES]), max_seconds=30) as server:
+        first = _raw(server.base, _post(str(len(deep)), deep))
+        again = _raw(server.base, _post(str(len(deep)), deep))  # a repeat: the same turn, the cursor stays
+        session = server.replay.sessions[("normal", "openai-chat", "body")]
+    assert first.startswith(b"HTTP/1.1 200") and again.startswith(b"HTTP/1.1 200")
+    assert session.served == [1] and isinstance(session.requests[0], str)
+
+
+def test_bytes_in_flight_kept_bodies_and_sessions_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    import conformance.replay as replay_module
+    import conformance.serve as serve_module
+
+    monkeypatch.setattr(serve_module, "MAX_BYTES_IN_FLIGHT", 1000)
+    monkeypatch.setattr(replay_module, "MAX_KEPT_BYTES", 100)
+    monkeypatch.setattr(replay_module, "MAX_SESSIONS", 2)
+    with BackgroundServer(load_cases([CASES]), max_seconds=30) as server:
+        assert _raw(server.base, _post("2000", b"x" * 2000)).startswith(b"HTTP/1.1 503")
+        big = b'{"pad": "' + b"y" * 200 + b'"}'
+        assert _raw(server.base, _post(str(len(big)), big)).startswith(b"HTTP/1.1 200")
+        assert server.server.in_flight == 0  # released once answered
+        session = server.replay.sessions[("normal", "openai-chat", "body")]
+        assert session.requests[0].startswith("(not kept: 211 bytes")
+        other = "/s/refusal/openai-chat/body/v1/chat/completions"
+        for path, status in ((other, b"200"), ("/s/truncation/openai-chat/body/v1/chat/completions", b"400")):
+            request = _post("2").replace(CHAT_PATH.encode(), path.encode())
+            assert _raw(server.base, request).split(b" ", 2)[1] == status
+        assert len(server.replay.sessions) == 2
+
+
+# ---- 18. A recorded request nested too deep is a fixture error, not an adapter's -----------------------------------
+
+def test_a_deep_recorded_request_is_a_one_line_fixture_error(tmp_path: Path) -> None:
+    import shutil
+
+    root = tmp_path / "cases"
+    root.mkdir()
+    shutil.copy(CASES / "world.yaml", root / "world.yaml")
+    shutil.copytree(CASES / "normal", root / "normal")
+    requests = root / "normal/openai-chat/requests"
+    requests.mkdir()
+    (requests / "turn1.body.json").write_text("[" * 100_000 + "]" * 100_000)
+    result = cli("run", "--cases", str(root), "--provider", "openai-chat", "--report-dir", str(tmp_path / "r"))
+    assert result.returncode == 2, result.stdout[-500:]
+    assert "turn1.body.json" in result.stderr and "RecursionError" not in result.stderr + result.stdout
+    assert len(result.stderr.strip().splitlines()) == 1
