@@ -12,7 +12,8 @@ from typing import Any
 from conformance.adapter import Task
 from conformance.errors import InputError, Problem
 from conformance.fixtures import RecordedTurn, conventional_turns, forget_folders, load_turn, shown_path
-from conformance.registry import BUILTIN, load_object
+from conformance.pytool import PythonTool, python_tool_problem
+from conformance.registry import BUILTIN
 from conformance.schemas import schema_definition_problems, schema_errors
 from conformance.world import Principal, World
 from conformance.yamlfile import MAX_FILE_BYTES, escape_pointer, line_for, load_yaml
@@ -146,18 +147,14 @@ def _load_world(root: Path, problems: list[Problem], max_file_bytes: int) -> Wor
                  for name, tool in document["tools"].items() if tool.get("kind") == "python"]
     loaded: dict[str, Any] = {}
     for pointer, spec in callables:
-        try:
-            function = load_object(spec, root)
-        except (ImportError, OSError, AttributeError) as error:
-            problems.append(Problem(shown, line_for(lines, pointer), f"cannot load the tool's callable {spec}: {error}",
-                                    "name module:function (importable here) or path/to/file.py:function (relative "
-                                    "to the cases folder)", pointer))
+        # Named, never imported here: a python tool is imported the first time it runs, and only where the
+        # repository's owner allowed python tools (conformance.pytool; docs/world.md, "Trust").
+        problem = python_tool_problem(spec, root)
+        if problem is not None:
+            problems.append(Problem(shown, line_for(lines, pointer), problem, "name module:function or "
+                                    "path/to/file.py:function, a file inside the cases folder", pointer))
             continue
-        if not callable(function):
-            problems.append(Problem(shown, line_for(lines, pointer), f"{spec} is not callable",
-                                    "name a function taking (arguments, principal)", pointer))
-            continue
-        loaded[spec] = function
+        loaded[spec] = PythonTool(spec, root, shown, line_for(lines, pointer))
     if len(loaded) != len(callables):
         return None
     return World.from_document(document, loaded.__getitem__)

@@ -26,6 +26,7 @@ from conformance.github import post_comment
 from conformance.http import lower_headers
 from conformance.hygiene import hygiene_problems, redact_file
 from conformance.jsontext import parse_json
+from conformance.pytool import PythonTool
 from conformance.registry import select_adapters
 from conformance.report import build_report, fixture_files, render_markdown, render_summary, write_reports
 from conformance.reportfiles import Terminated, append_step_summary, handle_sigterm_as_interrupt, write_atomic
@@ -353,6 +354,10 @@ def _validate(arguments: argparse.Namespace) -> int:
     # The request behind each recorded turn (`conformance record`, docs/record.md) belongs to the provider's turns.
     used |= {path.resolve() for case in cases for provider in case.providers
              for path in (Path(case.path).parent / provider / "requests").glob("turn*.json")}
+    # A python tool's file, named by world.yaml (inside the cases folder, conformance.pytool), is the world's.
+    used |= {(tool.function.root / tool.function.spec.rpartition(":")[0]).resolve() for case in cases
+             for tool in case.world.tools.values() if isinstance(tool.function, PythonTool)
+             and tool.function.spec.rpartition(":")[0].endswith(".py")}
     problems = [problem for root in roots for problem in hygiene_problems(root, used, shown_path, adapters)]
     if problems:
         raise InputError(problems)

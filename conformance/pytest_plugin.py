@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ import pytest
 
 from conformance.cases import CASE_FILE, WORLD_FILE, Case, base_provider, load_cases
 from conformance.errors import InputError
+from conformance.pytool import ALLOW_ENV, ALLOW_VALUE
 from conformance.record import MODES as RECORD_MODES
 from conformance.registry import select_adapters
 from conformance.report import build_report, fixture_files, write_reports
@@ -93,12 +95,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("conformance_report", default="reports", help="report folder, relative to the rootdir")
     parser.addini("conformance_require_providers", type="linelist", default=[],
                   help="provider ids every case must have fixtures for ('all': every loaded adapter)")
+    parser.addini("conformance_python_tools", default="",
+                  help="allow: let python tools named in world.yaml run (they run code from the cases folder)")
     parser.addini("conformance_snapshots", type="bool", default=True,
                   help="check each case item against its reviewed snapshot (default true)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     """Opted in or not; when in, the cases folders join the collection unless explicit paths were given."""
+    if str(config.getini("conformance_python_tools")).strip().lower() == ALLOW_VALUE:
+        os.environ.setdefault(ALLOW_ENV, ALLOW_VALUE)  # the owner's configuration allows python tools
     roots = [Path(path).resolve() for path in config.getini("conformance_cases")]
     explicit = [Path(path).resolve() for path in config.getoption("conformance_cases")]
     config.stash[_ROOTS_KEY] = list(dict.fromkeys(roots + explicit))

@@ -326,3 +326,66 @@ def test_a_deep_recorded_request_is_a_one_line_fixture_error(tmp_path: Path) -> 
     assert result.returncode == 2, result.stdout[-500:]
     assert "turn1.body.json" in result.stderr and "RecursionError" not in result.stderr + result.stdout
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+# ---- 6. A cases folder is code only where its owner says so ---------------------------------------------------------
+
+def _python_tool_cases(tmp_path: Path, callable_spec: str) -> tuple[Path, Path]:
+    import shutil
+
+    root = tmp_path / "cases"
+    root.mkdir()
+    marker = tmp_path / "imported"
+    world = (CASES / "world.yaml").read_text()
+    tool = ("  quote:\n    kind: python\n    description: A shipping quote.\n"
+            "    parameters: {type: object, properties: {postcode: {type: string}}, required: [postcode]}\n"
+            f"    callable: {callable_spec}\n    evidence: [price]\n")
+    (root / "world.yaml").write_text(world.replace("tools:\n", "tools:\n" + tool, 1))
+    (root / "tools.py").write_text(f"open({str(marker)!r}, 'w').write('imported')\n"
+                                   "def quote(arguments, principal):\n    return {'price': '4.90'}\n")
+    shutil.copytree(CASES / "normal", root / "normal")
+    return root, marker
+
+
+def test_validate_list_and_collection_never_import_a_python_tool(tmp_path: Path) -> None:
+    root, marker = _python_tool_cases(tmp_path, "tools.py:quote")
+    assert cli("validate", "--cases", str(root)).returncode == 0
+    assert cli("list", "--cases", str(root)).returncode == 0
+    assert cli("run", "--cases", str(root), "--report-dir", str(tmp_path / "r")).returncode == 0  # no case calls it
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("spec", ["../evil.py:quote", "/tmp/evil.py:quote", "sub/../../evil.py:quote"])
+def test_a_python_tool_outside_the_cases_folder_is_refused_without_importing(tmp_path: Path, spec: str) -> None:
+    root, marker = _python_tool_cases(tmp_path, spec)
+    (tmp_path / "evil.py").write_text(f"open({str(marker)!r}, 'w').write('evil')\ndef quote(a, p):\n    return {{}}\n")
+    result = cli("validate", "--cases", str(root))
+    assert result.returncode == 2 and "world.yaml" in result.stderr
+    assert ("outside the cases folder" in result.stderr or "absolute path" in result.stderr)
+    assert not marker.exists()
+
+
+def test_a_linked_tool_file_pointing_outside_is_refused(tmp_path: Path) -> None:
+    root, marker = _python_tool_cases(tmp_path, "linked.py:quote")
+    (tmp_path / "evil.py").write_text("def quote(a, p):\n    return {}\n")
+    os.symlink(tmp_path / "evil.py", root / "linked.py")
+    result = cli("validate", "--cases", str(root))
+    assert result.returncode == 2 and "outside the cases folder (links resolved)" in result.stderr
+
+
+def test_a_python_tool_runs_only_where_the_owner_allowed_it(tmp_path: Path) -> None:
+    from conformance.cases import load_cases as load
+    from conformance.world import Principal
+
+    root, marker = _python_tool_cases(tmp_path, "tools.py:quote")
+    world = next(iter(load([root]))).world
+    principal = Principal(tenant="shop-a", user="u-100")
+    with pytest.raises(Exception) as refused:
+        world.execute(world.tools["quote"], {"postcode": "1"}, principal, approved=False)
+    assert "CONFORMANCE_PYTHON_TOOLS=allow" in str(refused.value) and not marker.exists()
+    os.environ["CONFORMANCE_PYTHON_TOOLS"] = "allow"
+    try:
+        receipt = world.execute(world.tools["quote"], {"postcode": "1"}, principal, approved=False)
+    finally:
+        del os.environ["CONFORMANCE_PYTHON_TOOLS"]
+    assert receipt.output == {"price": "4.90"} and marker.exists()
