@@ -15,7 +15,7 @@ from conformance import record_command, serve_command
 from conformance.cases import base_provider, load_cases
 from conformance.catalogue import render_catalogue
 from conformance.classify import classify_response
-from conformance.diff import apply_accepted, compare, load_accepted, load_document
+from conformance.diff import accepted_warnings, apply_accepted, compare, load_accepted, load_document
 from conformance.diff import fails as diff_fails
 from conformance.diff import render_json as render_diff_json
 from conformance.diff import render_markdown as render_diff
@@ -315,10 +315,9 @@ def _diff(arguments: argparse.Namespace) -> int:
     (old, old_findings), (new, new_findings) = load_document(arguments.old), load_document(arguments.new)
     changes = compare(old, new, old_findings, new_findings)
     if arguments.accept is not None:
-        for entry in apply_accepted(changes, load_accepted(arguments.accept)):
-            print(terminal_safe(f"note: {arguments.accept}: the accepted change {entry['case']} "
-                                f"[{entry['provider']}{', ' + entry['mode'] if entry.get('mode') else ''}] matched "
-                                "nothing; remove it once it no longer applies"), file=sys.stderr)
+        accepted = load_accepted(arguments.accept)
+        for line in accepted_warnings(accepted, apply_accepted(changes, accepted)):
+            print(terminal_safe(f"note: {arguments.accept}: {line}"), file=sys.stderr)
     render = render_diff_json if arguments.format == "json" else render_diff
     output = render(changes, str(arguments.old), str(arguments.new))
     print(terminal_safe(output) if arguments.format == "markdown" else output, end="")

@@ -391,9 +391,10 @@ def fails(changes: list[RowChange], fail_on: str) -> bool:
 
 
 def load_accepted(path: Path) -> list[dict[str, str]]:
-    """An allow-list of accepted changes (YAML or JSON): a list of ``{case, provider, mode?, reason}``, where case
-    and provider are shell patterns (``http_*``) and the reason is required. A bad entry is an InputError naming the
-    file and the entry."""
+    """An allow-list of accepted changes (YAML or JSON): a list of ``{case, provider, mode?, change, reason}``, where
+    case and provider are shell patterns (``http_*``), ``change`` a shell pattern of the diff's note it accepts
+    (``outcome refusal → text``, ``*kind refusal → text*``) and the reason is required. A bad entry is an InputError
+    naming the file and the entry."""
     import yaml  # noqa: PLC0415
 
     shown = str(path)
@@ -401,19 +402,24 @@ def load_accepted(path: Path) -> list[dict[str, str]]:
         document = yaml.safe_load(read_regular_file(path, shown, 1024 * 1024).decode("utf-8"))
     except (UnicodeDecodeError, yaml.YAMLError) as error:
         raise InputError([Problem(shown, None, f"not a YAML or JSON file ({error})",
-                                  "write a list of {case, provider, mode, reason} entries")]) from None
+                                  "write a list of {case, provider, mode, change, reason} entries")]) from None
     if not isinstance(document, list):
         raise InputError([Problem(shown, None, "not a list of accepted changes",
-                                  "write a list of {case, provider, mode, reason} entries")])
+                                  "write a list of {case, provider, mode, change, reason} entries")])
     entries, problems = [], []
     for index, entry in enumerate(document):
         if not isinstance(entry, dict) or not all(isinstance(entry.get(name), str) and entry[name].strip()
-                                                  for name in ("case", "provider", "reason")) \
+                                                  for name in ("case", "provider", "change", "reason")) \
                 or entry.get("mode") not in (None, "body", "stream") or set(entry) - {"case", "provider", "mode",
-                                                                                       "reason"}:
-            problems.append(Problem(shown, None, f"entry {index + 1} is not {{case, provider, mode?, reason}}",
-                                    "give case and provider (shell patterns), mode body or stream or none, and "
-                                    "why the change is accepted", f"/{index}"))
+                                                                                       "change", "reason"}:
+            problems.append(Problem(shown, None, f"entry {index + 1} is not {{case, provider, mode?, change, reason}}",
+                                    "give case and provider (shell patterns), mode body or stream or none, the "
+                                    "change accepted (the diff's note, e.g. 'outcome refusal → text'; a shell "
+                                    "pattern) and why it is accepted", f"/{index}"))
+            continue
+        if entry["change"].strip() == "*":
+            problems.append(Problem(shown, None, f"entry {index + 1} accepts any change ('*')",
+                                    "name the change accepted, as the diff's note says it", f"/{index}/change"))
             continue
         entries.append({name: str(value) for name, value in entry.items()})
     if problems:
@@ -421,20 +427,50 @@ def load_accepted(path: Path) -> list[dict[str, str]]:
     return entries
 
 
+def accepted_warnings(accepted: list[dict[str, str]], stale: list[dict[str, str]]) -> list[str]:
+    """What to say about an allow-list after applying it: entries that accepted nothing, and entries for every row."""
+    lines = [f"accepted entry {entry['case']} [{entry['provider']}] ({entry['change']}) matched nothing: the change "
+             "it accepted is gone; remove it" for entry in stale]
+    lines += [f"accepted entry for every case and provider ({entry['change']}): it accepts that change anywhere"
+              for entry in accepted if entry["case"] == "*" and entry["provider"] == "*"]
+    return lines
+
+
 def apply_accepted(changes: list[RowChange], accepted: list[dict[str, str]]) -> list[dict[str, str]]:
-    """Regressions an entry accepts become changes, with the entry's reason first in their notes. Returns the
-    entries that matched nothing (stale: the change they accepted is gone)."""
+    """A regression becomes a change only when every note of its row is a change an entry for that row accepts
+    (``change``, a shell pattern of the note): accepting one change of a row accepts nothing else that happens
+    there. The accepting entries' reasons come first in the notes. Returns the entries that accepted nothing
+    (stale: the change they accepted is gone)."""
     import fnmatch  # noqa: PLC0415
 
     used: set[int] = set()
     for change in changes:
         case, provider, mode = change.key
-        for index, entry in enumerate(accepted):
-            if fnmatch.fnmatchcase(case, entry["case"]) and fnmatch.fnmatchcase(provider, entry["provider"]) \
-                    and entry.get("mode") in (None, mode):
-                used.add(index)
-                if change.label == "regression":
-                    change.label = "change"
-                    change.notes.insert(0, f"accepted: {entry['reason']}")
-                break
+        entries = [(index, entry) for index, entry in enumerate(accepted)
+                   if fnmatch.fnmatchcase(case, entry["case"]) and fnmatch.fnmatchcase(provider, entry["provider"])
+                   and entry.get("mode") in (None, mode)]
+        if not entries:
+            continue
+        reasons: list[str] = []
+        open_notes = []
+        for note in change.notes:
+            if note.startswith("passed → failed"):
+                continue  # the summary of the row's other notes, accepted with them
+            by = next(((index, entry) for index, entry in entries
+                       if fnmatch.fnmatchcase(note.strip(), entry["change"].strip())), None)
+            if by is None:
+                open_notes.append(note)
+                continue
+            used.add(by[0])
+            if by[1]["reason"] not in reasons:
+                reasons.append(by[1]["reason"])
+        if change.label != "regression" or not reasons:
+            continue
+        if open_notes:
+            change.notes.insert(0, f"not accepted: {'; '.join(note.strip() for note in open_notes)} (the accepted "
+                                   f"entries name other changes)")
+            continue
+        change.label = "change"
+        for reason in reversed(reasons):
+            change.notes.insert(0, f"accepted: {reason}")
     return [entry for index, entry in enumerate(accepted) if index not in used]

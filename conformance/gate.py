@@ -32,7 +32,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from conformance import __version__
-from conformance.diff import apply_accepted, compare, fails, load_accepted, load_document, render_json, render_markdown
+from conformance.diff import (
+    accepted_warnings,
+    apply_accepted,
+    compare,
+    fails,
+    load_accepted,
+    load_document,
+    render_json,
+    render_markdown,
+)
 from conformance.errors import InputError, Problem
 from conformance.hygiene import REDACTED, redact
 from conformance.reportfiles import append_step_summary, write_atomic
@@ -141,9 +150,12 @@ def gate(arguments: argparse.Namespace) -> int:
     (old, old_findings), (new, new_findings) = load_document(out / "base/report.json"), \
         load_document(out / "head/report.json")
     changes = compare(old, new, old_findings, new_findings)
-    if accepted is not None:
-        apply_accepted(changes, accepted)
+    notes = accepted_warnings(accepted, apply_accepted(changes, accepted)) if accepted is not None else []
     markdown = render_markdown(changes, f"base ({base_ref})", "head")
+    if notes:  # said where the team reads the verdict, as `conformance diff` says them
+        markdown += "\n" + "".join(f"- note: {line}\n" for line in notes)
+        for line in notes:
+            print(f"::notice title=conformance gate::{line}", file=sys.stderr)
     write_atomic(out / "diff.json", render_json(changes, f"base ({base_ref})", "head"))
     _publish(out, markdown)
     print(mask_credentials(markdown), end="")

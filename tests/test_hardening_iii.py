@@ -389,3 +389,67 @@ def test_a_python_tool_runs_only_where_the_owner_allowed_it(tmp_path: Path) -> N
     finally:
         del os.environ["CONFORMANCE_PYTHON_TOOLS"]
     assert receipt.output == {"price": "4.90"} and marker.exists()
+
+
+# ---- 15, 29. --accept accepts a change, not a row; what it matched and did not is said -------------------------
+
+def _reports(tmp_path: Path, kind: str) -> tuple[Path, Path]:
+    import copy
+
+    result = cli("run", *OWN, "--case", "refusal", "--provider", "openai-chat", "--report-dir", str(tmp_path / "a"))
+    assert result.returncode == 0, result.stderr
+    document = _json.loads((tmp_path / "a" / "report.json").read_text())
+    changed = copy.deepcopy(document)
+    row = changed["results"][0]
+    row.update(passed=False, outcome=kind, failures=[f"outcome {kind}, expected refusal"])
+    row["turns"][0]["kind"] = kind
+    old, new = tmp_path / "old.json", tmp_path / "new.json"
+    old.write_text(_json.dumps(document))
+    new.write_text(_json.dumps(changed))
+    return old, new
+
+
+def _accept(tmp_path: Path, change: str, case: str = "refusal", provider: str = "openai-chat") -> Path:
+    path = tmp_path / "accepted.yaml"
+    path.write_text(f"- {{case: '{case}', provider: '{provider}', change: '{change}', reason: the vendor changed}}\n")
+    return path
+
+
+def test_an_accepted_change_accepts_that_change(tmp_path: Path) -> None:
+    old, new = _reports(tmp_path, "text")
+    result = cli("diff", str(old), str(new), "--accept", str(_accept(tmp_path, "*refusal → text*")))
+    assert result.returncode == 0, result.stdout
+    assert "accepted: the vendor changed" in result.stdout
+
+
+def test_an_entry_for_one_regression_does_not_hide_another_in_the_same_row(tmp_path: Path) -> None:
+    old, new = _reports(tmp_path, "unsupported")
+    result = cli("diff", str(old), str(new), "--accept", str(_accept(tmp_path, "*refusal → text*")))
+    assert result.returncode == 1 and "regression" in result.stdout
+    assert "not accepted" in result.stdout and "matched nothing" in result.stderr
+
+
+def test_an_entry_accepting_any_change_is_refused_and_every_row_is_said(tmp_path: Path) -> None:
+    old, new = _reports(tmp_path, "text")
+    refused = cli("diff", str(old), str(new), "--accept", str(_accept(tmp_path, "*")))
+    assert refused.returncode == 2 and "accepts any change" in refused.stderr
+    everywhere = cli("diff", str(old), str(new), "--accept", str(_accept(tmp_path, "*refusal → text*", "*", "*")))
+    assert everywhere.returncode == 0 and "for every case and provider" in everywhere.stderr
+
+
+def test_the_gate_says_what_accept_matched_nothing(tmp_path: Path) -> None:
+    import subprocess
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for command in (["init", "-q", "-b", "main"], ["config", "user.email", "ci@example.invalid"],
+                    ["config", "user.name", "CI"]):
+        subprocess.run(["git", *command], cwd=repo, check=True, capture_output=True)
+    assert cli("init", str(repo)).returncode == 0
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True, capture_output=True)
+    subprocess.run(["git", "commit", "-qm", "suite"], cwd=repo, check=True, capture_output=True)
+    accept = _accept(tmp_path, "*refusal → text*", case="gone_case")
+    result = cli("gate", "--base", "HEAD", "--share-head-packages", "--accept", str(accept), cwd=repo)
+    assert result.returncode == 0, result.stderr
+    comment = (repo / "reports/conformance/comment.md").read_text()
+    assert "gone_case" in comment and "matched nothing" in comment and "matched nothing" in result.stderr
