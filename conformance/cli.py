@@ -110,6 +110,9 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("reports", type=Path, nargs="+", help="report.json files, or folders of them (CI artifacts)")
     verify.add_argument("--require", action="append", default=[], metavar="SPEC",
                         help="a package and version the report must record, e.g. openai>=3.50 (repeatable)")
+    verify.add_argument("--fixtures", metavar="SHA256",
+                        help="only a report that ran on this fixture set (the digest report.md and verify print, "
+                             "or its first characters)")
     verify.add_argument("--allow-failures", action="store_true",
                         help="accept a report whose rows did not all pass (default: it must be green)")
     diff.add_argument("--accept", type=Path, metavar="FILE",
@@ -174,7 +177,8 @@ def _serve(arguments: argparse.Namespace) -> int:
 
 
 def _verify(arguments: argparse.Namespace) -> int:
-    yes, lines = verify_reports(arguments.reports, arguments.require, green=not arguments.allow_failures)
+    yes, lines = verify_reports(arguments.reports, arguments.require, green=not arguments.allow_failures,
+                                fixtures=arguments.fixtures)
     for line in lines:
         print(terminal_safe(line))
     print("verified: yes" if yes else "verified: no")
@@ -188,7 +192,7 @@ def _comment(arguments: argparse.Namespace) -> int:
 def _merge(arguments: argparse.Namespace) -> int:
     """Exit 0 once the merged set is written, whatever its rows say: the shards' own exit codes (and
     ``conformance verify``) tell whether rows failed."""
-    report = merge_reports(arguments.reports)
+    report = merge_reports(arguments.reports, exclude=arguments.report_dir)
     written = write_reports(report, arguments.report_dir)
     print(terminal_safe(render_summary(report)))
     print(terminal_safe("wrote " + ", ".join(str(path) for path in written)))
@@ -218,7 +222,7 @@ def _run(arguments: argparse.Namespace) -> int:
         # Every shard sees every selected item, so each computes the same split (conformance.shard).
         mine, shard = split(shard_of, [(item.case, item.provider, False) for item in items]
                             + [(item.case, item.provider, True) for item in items for stack in stacks
-                               if stack.provider == item.provider])
+                               if stack.provider == item.provider], [*adapters.values(), *stacks])
         items = [item for item in items if item.case.id in mine]
     elif not items:
         filtered = arguments.case or arguments.keyword or arguments.mode
@@ -231,7 +235,10 @@ def _run(arguments: argparse.Namespace) -> int:
     rows = [run_case(item.case, item.provider, adapters[base_provider(item.provider)], item.mode) for item in items]
     stack_rows, lanes = stack_lanes(stacks, items, adapters, arguments.in_process)
     rows += stack_rows
-    report = build_report(rows, columns(list(adapters), items) + lanes, stacks, fixture_files(cases, rows), shard)
+    selection = {name: value for name, value in (("case", arguments.case), ("keyword", arguments.keyword),
+                                                 ("mode", arguments.mode), ("provider", arguments.provider)) if value}
+    report = build_report(rows, columns(list(adapters), items) + lanes, stacks, fixture_files(cases, rows), shard,
+                          selection)
     written = write_reports(report, arguments.report_dir)
     markdown = render_markdown(report)
     print(terminal_safe(markdown if arguments.verbose else render_summary(report)))

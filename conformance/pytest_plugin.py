@@ -162,12 +162,18 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         return
     mine, config.stash[_SHARD_KEY] = split(shard, [
         (item.case, item.stack.provider if isinstance(item, StackItem) else item.provider, isinstance(item, StackItem))
-        for item in ours])
+        for item in ours], [*_adapters(config).values(), *(item.stack for item in ours if isinstance(item, StackItem))])
     dropped = [item for item in ours if item.case.id not in mine]
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         gone = set(map(id, dropped))
         items[:] = [item for item in items if id(item) not in gone]
+
+
+def _selection(config: pytest.Config) -> dict[str, Any]:
+    """The filters that narrowed the case items (``-k``, ``-m``), as ``conformance run`` records its own."""
+    return {name: value for name, value in (("keyword", config.getoption("keyword", "")),
+                                            ("markers", config.getoption("markexpr", ""))) if value}
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -456,7 +462,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int | pytest.ExitC
     # The controller of an xdist session collected nothing: its workers sent the fixture files with the rows.
     files = config.stash[_FILES_KEY] if _FILES_KEY in config.stash else _fixture_files(config, parsed)
     try:
-        write_reports(build_report(parsed, providers, _stacks(config), files, shard), config.rootpath / directory)
+        write_reports(build_report(parsed, providers, _stacks(config), files, shard, _selection(config)),
+                      config.rootpath / directory)
     except InputError as error:
         for problem in error.problems:
             _say(config, terminal_safe(f"conformance: error: {problem}"))

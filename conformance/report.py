@@ -23,15 +23,21 @@ SCHEMA_VERSION = 1
 
 
 def build_report(rows: list[dict[str, Any]], providers: list[str], stacks: Sequence[Stack] = (),
-                 fixtures: dict[str, str] | None = None, shard: dict[str, Any] | None = None) -> dict[str, Any]:
+                 fixtures: dict[str, str] | None = None, shard: dict[str, Any] | None = None,
+                 selection: dict[str, Any] | None = None) -> dict[str, Any]:
     """The report of ``rows``; two rows under one case × provider × mode key are refused (InputError): the
     upgrade gate matches rows by key and could keep the passing one. ``stacks``: the stacks whose rows are here,
     for the findings their teams accept and the package versions they ran with. ``fixtures``: the fixture files
     the rows ran on (``fixture_files``), recorded as what the report verified (their count and content hash).
     ``shard``: ``index``, ``of`` and ``plan`` of shard I of N (``conformance.shard.shard_record``); its report
-    keeps the fixture files one by one, so that ``merge_reports`` can hash the whole set."""
+    keeps the fixture files one by one, so that ``merge_reports`` can hash the whole set. ``selection``: the filters
+    that narrowed the run (``--case``, ``-k``, ``--mode``, ``--provider``), recorded as ``measured.selection`` so that
+    ``conformance verify`` does not take a part of the task set for all of it; None for a whole run."""
     findings = [finding.to_dict() for finding in find_all(rows, {stack.row_id: stack.accepted for stack in stacks})]
-    report = assemble(rows, providers, findings, differs_from_majority(rows), measured(stacks), fixtures)
+    measured_with = measured(stacks)
+    if selection:
+        measured_with["selection"] = dict(sorted(selection.items()))
+    report = assemble(rows, providers, findings, differs_from_majority(rows), measured_with, fixtures)
     if shard is not None:
         report["shard"] = {**shard, "fixture_files": dict(sorted((fixtures or {}).items()))}
     return report

@@ -13,9 +13,12 @@ a raw row, as a real client's lane costs several times more per turn (docs/perfo
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import heapq
 import json
 import re
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -72,13 +75,46 @@ def shard_record(shard: tuple[int, int], costs: Mapping[str, int], planned_files
             "plan": {"cases": sorted(costs), "fixtures": fixture_digest(planned_files)}}
 
 
-def split(shard: tuple[int, int], items: Sequence[tuple[Any, str, bool]]) -> tuple[set[str], dict[str, Any]]:
+def split(shard: tuple[int, int], items: Sequence[tuple[Any, str, bool]],
+          code: Iterable[Any] = ()) -> tuple[set[str], dict[str, Any]]:
     """From every selected item (case, provider, is-stack), as every shard sees them: the case ids shard I runs and
-    its report's record (``shard_record``). ``conformance run --shard`` and ``--conformance-shard`` both split here."""
+    its report's record (``shard_record``). ``conformance run --shard`` and ``--conformance-shard`` both split here.
+    The plan covers everything that decides a row: the fixture files, each case's ``case.yaml`` and its
+    ``world.yaml``, and the source of every module of ``code`` (the adapters and stacks that run)."""
     costs = add_costs({}, items)
     cases = list({case.id: case for case, _, _ in items}.values())
     planned = fixture_files(cases, [{"case": case.id, "provider": provider} for case, provider, _ in items])
-    return cases_of_shard(costs, shard), shard_record(shard, costs, planned)
+    record = shard_record(shard, costs, planned)
+    record["plan"]["decides"] = fixture_digest(decisive_files(cases, code))
+    return cases_of_shard(costs, shard), record
+
+
+def decisive_files(cases: Sequence[Any], code: Iterable[Any]) -> dict[str, str]:
+    """Beside the fixtures, what decides a row: each case file and world file (by the case folder's name and the
+    file's), and each module the adapters and stacks are made of (by module name), with the SHA-256 of its bytes."""
+    files: dict[str, Path] = {}
+    for case in cases:
+        path = Path(case.path)
+        files[f"case:{path.parent.parent.name}/{path.parent.name}/{path.name}"] = path
+        world = path.parent.parent / "world.yaml"
+        if world.is_file():
+            files[f"world:{path.parent.parent.name}/world.yaml"] = world
+    for module in sorted({name for item in code for name in _modules_of(item)}):
+        source = getattr(sys.modules.get(module), "__file__", None)
+        if source and Path(source).is_file():
+            files[f"code:{module}"] = Path(source)
+    return {shown: hashlib.sha256(path.read_bytes()).hexdigest() for shown, path in files.items()}
+
+
+def _modules_of(item: Any) -> set[str]:
+    """The modules an adapter record's functions or a stack's class and call come from."""
+    names = {type(item).__module__}
+    for value in ([getattr(item, field.name) for field in dataclasses.fields(item)]
+                  if dataclasses.is_dataclass(item) else [getattr(item, "call", None)]):
+        module = getattr(value, "__module__", None)
+        if callable(value) and isinstance(module, str):
+            names.add(module)
+    return {name for name in names if not name.startswith(("builtins", "dataclasses"))}
 
 
 def add_costs(costs: dict[str, int], items: Iterable[tuple[Any, str, bool]]) -> dict[str, int]:
@@ -88,17 +124,24 @@ def add_costs(costs: dict[str, int], items: Iterable[tuple[Any, str, bool]]) -> 
     return costs
 
 
-def merge_reports(paths: list[Path]) -> dict[str, Any]:
+def merge_reports(paths: list[Path], exclude: Path | None = None) -> dict[str, Any]:
     """One report from the reports of shards 1 to N of one run: byte for byte what the unsharded run writes.
     InputError, naming the file, for a report that is not a shard's, a missing or repeated shard, shards of
     different runs (another plan: other cases, fixtures or filters; another suite, Python, stacks or N) or shards
     that do not add up to their plan."""
-    documents = [(str(path), _read_report(path)) for path in reports_in(paths)]
+    # The merged report's own folder may lie under the shards' folder: a second merge does not read its output.
+    skipped = exclude.resolve() if exclude is not None else None
+    found = [path for path in reports_in(paths) if skipped is None or skipped not in path.resolve().parents]
+    if not found:
+        raise InputError([Problem(", ".join(map(str, paths)), None, "no shard report.json here (beside the merged "
+                                  "report's own folder)", "pass the folders the shards wrote their reports to")])
+    documents = [(str(path), _read_report(path)) for path in found]
     _check_places(documents)
     plans = {json.dumps(document["shard"].get("plan"), sort_keys=True) for _, document in documents}
     if len(plans) > 1:
-        raise InputError([Problem(shown, None, "its plan (the cases and fixtures of the whole run) differs from "
-                                               "another shard's: shards of other commits, or run with other filters",
+        raise InputError([Problem(shown, None, "its plan (the cases, fixtures, case and world files, adapter and "
+                                               "stack code of the whole run) differs from another shard's: shards "
+                                               "of other commits, or run with other filters",
                                   "run every shard on one commit with the same options", "/shard/plan")
                           for shown, _ in documents])
     plan = documents[0][1]["shard"].get("plan") or {}
@@ -126,7 +169,7 @@ def merge_reports(paths: list[Path]) -> dict[str, Any]:
                                 "pass the reports of one run's N shards, unmodified", "/shard/plan"))
     if problems:
         raise InputError(problems)
-    measured_with = {key: reference[key] for key in ("suite", "python", "stacks") if key in reference}
+    measured_with = {key: reference[key] for key in ("suite", "python", "stacks", "selection") if key in reference}
     return assemble([row for _, document in documents for row in document["results"]],
                     [provider for _, document in documents for provider in document["providers"]],
                     [finding for _, document in documents for finding in document.get("findings", [])],
@@ -203,4 +246,14 @@ def _read_report(path: Path) -> dict[str, Any]:
                 for index, row in enumerate(document["results"]) if (wrong := row_shape_problem(row))]
     if problems:
         raise InputError(problems[:20])
+    summary: dict[str, Any] = document["summary"] if isinstance(document.get("summary"), dict) else {}
+    rows = document["results"]
+    counted = {"rows": len(rows), "passed": sum(1 for row in rows if row.get("passed") is True),
+               "cases": len({row["case"] for row in rows})}
+    if any(summary.get(name) != value for name, value in counted.items()):
+        # A row removed (or a verdict edited) by hand leaves the summary the shard wrote behind.
+        raise InputError([Problem(shown, None, f"its results ({counted['rows']} rows, {counted['passed']} passed) "
+                                               f"do not match its summary ({summary.get('rows')} rows, "
+                                               f"{summary.get('passed')} passed): the report was edited",
+                                  "pass the report.json each shard wrote, unmodified", "/summary")])
     return document

@@ -3,12 +3,16 @@ artifacts), no server: each report records what it verified (docs/ci.md, "Verifi
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from conformance.errors import InputError, Problem
+from conformance.files import read_regular_file
+from conformance.jsontext import parse_json
+
+# A report of 20,000 rows is about 60 MB.
+MAX_REPORT_BYTES = 512 * 1024 * 1024
 
 
 def reports_in(paths: Sequence[Path]) -> list[Path]:
@@ -38,9 +42,11 @@ def versions_of(report: dict[str, Any]) -> dict[str, str]:
     return versions
 
 
-def check(report: dict[str, Any], requirements: Sequence[str], green: bool) -> list[str]:
+def check(report: dict[str, Any], requirements: Sequence[str], green: bool, fixtures: str | None = None) -> list[str]:
     """Why a report does not verify the requirements (``openai>=3.50``, ``litellm==1.110.2``, ``python>=3.11``,
-    a bare name: any version), and, with ``green``, that all its rows passed; [] when it does."""
+    a bare name: any version), and, with ``green``, that all its rows passed; [] when it does. A filtered run
+    (``measured.selection``) covers part of the task set, and verifies nothing; with ``fixtures``, a report that ran
+    on another fixture set does not either."""
     from packaging.requirements import InvalidRequirement, Requirement  # noqa: PLC0415 - pytest's dependency
 
     versions = versions_of(report)
@@ -56,6 +62,17 @@ def check(report: dict[str, Any], requirements: Sequence[str], green: bool) -> l
             reasons.append(f"{requirement.name} is not in it")
         elif not requirement.specifier.contains(version, prereleases=True):
             reasons.append(f"{requirement.name} {version} does not satisfy {requirement.specifier}")
+    measured: dict[str, Any] = report["measured"] if isinstance(report.get("measured"), dict) else {}
+    selection = measured.get("selection")
+    # The task set narrowed (cases, -k, modes, markers) is part of it; the providers narrowed are the combination.
+    narrowed = {name: value for name, value in selection.items() if name != "provider"} \
+        if isinstance(selection, dict) else ({"selection": selection} if selection else {})
+    if narrowed:
+        spelled = ", ".join(f"{name} {_listed(value)}" for name, value in sorted(narrowed.items()))
+        reasons.append(f"a filtered run ({spelled}): it covers part of the task set only")
+    digest = str((measured.get("fixtures") or {}).get("sha256", ""))
+    if fixtures and not digest.startswith(fixtures.strip().lower()):
+        reasons.append(f"it ran on fixtures {digest[:12] or '(none recorded)'}, not {fixtures.strip()[:12]}")
     shard = report.get("shard")
     if isinstance(shard, dict):  # one shard's rows are not the run's: another shard may have failed
         reasons.append(f"a shard's report ({shard.get('index')} of {shard.get('of')}): merge the shards first "
@@ -66,23 +83,28 @@ def check(report: dict[str, Any], requirements: Sequence[str], green: bool) -> l
     return reasons
 
 
-def verify(paths: Sequence[Path], requirements: Sequence[str], green: bool = True) -> tuple[bool, list[str]]:
+def verify(paths: Sequence[Path], requirements: Sequence[str], green: bool = True,
+           fixtures: str | None = None) -> tuple[bool, list[str]]:
     """(yes or no, one line per report saying why). Yes when at least one report verifies every requirement
     (and passed whole, with ``green``)."""
     lines, yes = [], False
     for path in reports_in(paths):
         try:
-            report = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as error:
+            # A regular file only (a FIFO would wait forever), and JSON within the depth bound.
+            report = parse_json(read_regular_file(path, str(path), MAX_REPORT_BYTES).decode("utf-8"))
+        except InputError as error:
+            lines.append(f"{path}: unreadable ({error.problems[0].message})")
+            continue
+        except ValueError as error:
             lines.append(f"{path}: unreadable ({error})")
             continue
         if not isinstance(report, dict):
             lines.append(f"{path}: not a conformance report")
             continue
-        reasons = check(report, requirements, green)
-        fixtures = (report.get("measured") or {}).get("fixtures") or {}
+        reasons = check(report, requirements, green, fixtures)
+        recorded = (report.get("measured") or {}).get("fixtures") or {}
         what = (f"conformance {versions_of(report)['conformance']}, {report.get('summary', {}).get('rows', '?')} rows, "
-                f"fixtures {str(fixtures.get('sha256', '?'))[:12]}")
+                f"fixtures {str(recorded.get('sha256', '?'))[:12]}")
         if reasons:
             lines.append(f"no  {path} ({what}): " + "; ".join(reasons))
         else:
@@ -92,6 +114,10 @@ def verify(paths: Sequence[Path], requirements: Sequence[str], green: bool = Tru
             lines.append(f"yes {path} ({what})" + (f": {shown}" if shown else "") + (", all rows passed" if green
                                                                                     else ""))
     return yes, lines
+
+
+def _listed(value: Any) -> str:
+    return ", ".join(map(str, value)) if isinstance(value, list) else str(value)
 
 
 def _name(text: str) -> str:

@@ -453,3 +453,91 @@ def test_the_gate_says_what_accept_matched_nothing(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     comment = (repo / "reports/conformance/comment.md").read_text()
     assert "gone_case" in comment and "matched nothing" in comment and "matched nothing" in result.stderr
+
+
+# ---- 13, 14, 28, 30, 31. merge and verify ----------------------------------------------------------------------
+
+def _two_case_folder(tmp_path: Path) -> Path:
+    import shutil
+
+    root = tmp_path / "cases"
+    root.mkdir()
+    shutil.copy(CASES / "world.yaml", root / "world.yaml")
+    for case in ("normal", "refusal"):
+        shutil.copytree(CASES / case, root / case)
+    return root
+
+
+def _shards(tmp_path: Path, root: Path, name: str) -> list[Path]:
+    folders = []
+    for index in (1, 2):
+        folder = tmp_path / name / f"s{index}"
+        result = cli("run", "--cases", str(root), "--provider", "openai-chat", "--shard", f"{index}/2",
+                     "--report-dir", str(folder))
+        assert result.returncode in (0, 1), result.stderr
+        folders.append(folder)
+    return folders
+
+
+def test_merge_refuses_shards_whose_case_file_changed_between_them(tmp_path: Path) -> None:
+    root = _two_case_folder(tmp_path)
+    before = _shards(tmp_path, root, "before")
+    case = root / "normal/case.yaml"
+    case.write_text(case.read_text().replace("outcome: answer_ready", "outcome: refusal"))
+    after = _shards(tmp_path, root, "after")
+    mixed = cli("merge", str(before[0]), str(after[1]), "--report-dir", str(tmp_path / "m"))
+    both = cli("merge", str(before[1]), str(after[0]), "--report-dir", str(tmp_path / "m2"))
+    assert 2 in (mixed.returncode, both.returncode), mixed.stdout + both.stdout
+    refused = mixed if mixed.returncode == 2 else both
+    assert "its plan" in refused.stderr and "case and world files" in refused.stderr
+
+
+def test_merge_refuses_a_shard_with_a_row_removed_by_hand(tmp_path: Path) -> None:
+    root = _two_case_folder(tmp_path)
+    folders = _shards(tmp_path, root, "run")
+    report = folders[0] / "report.json"
+    document = _json.loads(report.read_text())
+    document["results"] = document["results"][1:]
+    report.unlink()  # the link into the report set, replaced by the edited file
+    report.write_text(_json.dumps(document))
+    result = cli("merge", *map(str, folders), "--report-dir", str(tmp_path / "merged"))
+    assert result.returncode == 2 and "do not match its summary" in result.stderr
+
+
+def test_merging_twice_into_a_folder_under_the_shards_does_not_read_its_own_output(tmp_path: Path) -> None:
+    root = _two_case_folder(tmp_path)
+    _shards(tmp_path, root, "shards")
+    out = tmp_path / "shards" / "merged"
+    for _ in range(2):
+        result = cli("merge", str(tmp_path / "shards"), "--report-dir", str(out))
+        assert result.returncode == 0, result.stderr
+
+
+def test_verify_does_not_take_a_filtered_run_for_the_whole(tmp_path: Path) -> None:
+    root = _two_case_folder(tmp_path)
+    (root / "refusal/openai-chat/turn1.json").write_text('{"choices": []}')  # the whole run fails a row
+    assert cli("run", "--cases", str(root), "--report-dir", str(tmp_path / "a/full")).returncode == 1
+    assert cli("run", "--cases", str(root), "--case", "normal",
+               "--report-dir", str(tmp_path / "a/part")).returncode == 0
+    result = cli("verify", str(tmp_path / "a"))
+    assert result.returncode == 1 and result.stdout.rstrip().endswith("verified: no"), result.stdout
+    assert "a filtered run (case normal)" in result.stdout
+
+
+def test_verify_can_require_a_fixture_digest(tmp_path: Path) -> None:
+    root = _two_case_folder(tmp_path)
+    assert cli("run", "--cases", str(root), "--report-dir", str(tmp_path / "r")).returncode == 0
+    digest = _json.loads((tmp_path / "r/report.json").read_text())["measured"]["fixtures"]["sha256"]
+    assert cli("verify", str(tmp_path / "r"), "--fixtures", digest[:12]).returncode == 0
+    other = cli("verify", str(tmp_path / "r"), "--fixtures", "0" * 12)
+    assert other.returncode == 1 and f"it ran on fixtures {digest[:12]}" in other.stdout
+
+
+def test_verify_neither_hangs_on_a_fifo_nor_raises_on_a_deep_report(tmp_path: Path) -> None:
+    (tmp_path / "fifo").mkdir()
+    os.mkfifo(tmp_path / "fifo/report.json")
+    (tmp_path / "deep").mkdir()
+    (tmp_path / "deep/report.json").write_text("[" * 100_000 + "]" * 100_000)
+    result = cli("verify", str(tmp_path))
+    assert result.returncode == 1 and "Traceback" not in result.stderr + result.stdout
+    assert result.stdout.count("unreadable") == 2

@@ -15,7 +15,7 @@ pytest.importorskip("openai", reason="the openai SDK stack records its version (
 
 def _run(tmp_path: Path, name: str, cases: Path, *extra: str) -> Path:
     folder = tmp_path / "artifacts" / name
-    result = cli("run", "--cases", str(cases), "--case", "normal", "--provider", "openai-chat",
+    result = cli("run", "--cases", str(cases), "--provider", "openai-chat",
                  "--stack", "openai-chat@openai-sdk", "--report-dir", str(folder), *extra)
     assert result.returncode in (0, 1), result.stderr
     return folder / "report.json"
