@@ -189,6 +189,13 @@ def _record_one(case: Case, provider: str, stack: Any, modes: tuple[str, ...], u
         thread.start()
         try:
             drive_case(case, provider, stack, mode, server.base)
+        except InputError:
+            raise
+        except Exception as error:  # noqa: BLE001 - the client gave up (a redirect it followed, a reset): one line
+            raise InputError([Problem(f"case {case.id} [{provider}, {mode}]", None, f"the client stopped with "
+                                      f"{type(error).__name__}: {redact(str(error))[:300]}; nothing was written, the "
+                                      "recorded files are kept", "look at what the upstream answered (the proxy "
+                                      "follows no redirect; a client may), then record again")]) from None
         finally:
             server.shutdown()
             server.server_close()

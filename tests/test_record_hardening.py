@@ -268,3 +268,73 @@ def test_sigterm_during_the_swap_leaves_the_new_folder_whole(tmp_path: Path, mon
         signal.signal(signal.SIGTERM, previous)
     assert folder.is_dir() and (folder / "turn1.json").read_bytes() == TURNS[0]
     assert json.loads((folder / "turn2.json").read_bytes()) == json.loads(TURNS[1])
+
+
+# ---- The whole story: one recording session against a hostile upstream --------------------------------------------
+
+STREAMED_KEY = "sk-ant-api03-StreamedInPiecesAbCdEfGhIjKlMnOp0123"
+NESTED_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYNESTEDSECRET"
+
+
+class _HostileVendor(_Vendor):
+    """Body turn 1: gzipped, a secret in JSON inside the call's arguments string; body turn 2: a 500 half-way through
+    the conversation. Stream turn 1: a key streamed in pieces of one to three characters; stream turn 2: a redirect
+    to another host (which the client, not the proxy, follows)."""
+
+    turns: dict[bool, int] = {}
+
+    def do_POST(self) -> None:  # noqa: N802
+        request = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)) or b"{}")
+        type(self).seen.append(self.headers.get("authorization", ""))
+        if self.headers.get("authorization") != f"Bearer {USER_KEY}":
+            self._send(401, b'{"error": {"message": "Incorrect API key provided", "code": "invalid_api_key"}}')
+            return
+        stream = request.get("stream") is True
+        turn = type(self).turns[stream] = type(self).turns.get(stream, 0) + 1
+        if not stream and turn == 1:
+            body = json.loads(TURNS[0])
+            body["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] = json.dumps(
+                {"order_id": "ORD-1001", "note": json.dumps({"aws_secret_access_key": NESTED_SECRET})})
+            self._send(200, gzip.compress(json.dumps(body).encode()), {"content-encoding": "gzip"})
+        elif not stream:
+            self._send(500, b'{"error": {"message": "the upstream fell over half-way", "type": "server_error"}}')
+        elif turn == 1:
+            pieces, rest = [], f"Your key is {STREAMED_KEY}."
+            while rest:
+                size = 1 + len(pieces) % 3
+                pieces.append(rest[:size])
+                rest = rest[size:]
+            chunk = {"id": "chatcmpl-h1", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+            finish = {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+            events = [{**chunk, "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]}
+                      for piece in pieces] + [finish]
+            text = "".join(f"data: {json.dumps(event)}\n\n" for event in events) + "data: [DONE]\n\n"
+            self._send(200, text.encode(), {"content-type": "text/event-stream"})
+        else:
+            self._send(302, b"", {"location": "http://127.0.0.1:9/elsewhere"})
+
+
+@pytest.mark.parametrize("mode", ["body", "stream", "both"])
+def test_a_hostile_upstream_leaves_nothing_secret_on_disk_and_loses_nothing(tmp_path: Path, mode: str) -> None:
+    _HostileVendor.seen, _HostileVendor.turns = [], {}
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _HostileVendor)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    vendor = _HostileVendor
+    vendor.url = f"http://127.0.0.1:{server.server_address[1]}"  # type: ignore[attr-defined]
+    root = _cases(tmp_path)
+    before = _files(root)
+    result = cli("record", "--cases", str(root), "--case", "normal", "--provider", "openai-chat",
+                 "--upstream", f"openai-chat={vendor.url}", "--record-mode", "all",  # type: ignore[attr-defined]
+                 "--mode", mode, env={"OPENAI_API_KEY": USER_KEY})
+    server.shutdown()
+    server.server_close()
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert vendor.seen and all(seen == f"Bearer {USER_KEY}" for seen in vendor.seen)  # the credential reached it
+    after = _files(root)
+    assert after == before  # nothing recorded was lost or changed
+    leftovers = [path for path in root.parent.rglob("*") if ".recording." in path.name]
+    assert leftovers == []
+    for name, data in after.items():
+        for secret in (USER_KEY, STREAMED_KEY, NESTED_SECRET, "StreamedInPieces"):
+            assert secret.encode() not in data, (name, secret)
+    assert cli("validate", "--cases", str(root)).returncode == 0
