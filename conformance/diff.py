@@ -464,11 +464,13 @@ def apply_accepted(changes: list[RowChange], accepted: list[dict[str, str]]) -> 
             used.add(by[0])
             if by[1]["reason"] not in reasons:
                 reasons.append(by[1]["reason"])
-        if change.label != "regression" or not reasons:
+        if change.label != "regression":
             continue
         if open_notes:
             change.notes.insert(0, f"not accepted: {'; '.join(note.strip() for note in open_notes)} (the accepted "
                                    f"entries name other changes)")
+            continue
+        if not reasons:
             continue
         change.label = "change"
         for reason in reversed(reasons):
