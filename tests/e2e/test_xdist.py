@@ -7,10 +7,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conformance.cases import load_cases
 from conformance.registry import builtin_adapters
 from conformance.runner import modes_for
 from tests.helpers import CASES
+
+# End-to-end: it starts processes, builds wheels, runs gates or a browser (pytest -m "not e2e" skips it).
+pytestmark = pytest.mark.e2e
 
 
 def run_pytest(report: Path, *extra: str) -> None:

@@ -8,10 +8,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import CASES
 from tests.slow_adapter import wait_until_started
 
-ROOT = Path(__file__).parent.parent
+# End-to-end: it starts processes, builds wheels, runs gates or a browser (pytest -m "not e2e" skips it).
+pytestmark = pytest.mark.e2e
+
+ROOT = Path(__file__).parent.parent.parent
 
 
 def test_an_interrupted_run_keeps_the_previous_reports(tmp_path: Path) -> None:

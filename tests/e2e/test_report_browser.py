@@ -21,10 +21,11 @@ HOSTILE = '<script>window.__xss = 1</script><img src=x onerror="window.__xss = 2
 CHROMIUM = next((path for path in (shutil.which("chromium"), shutil.which("chromium-browser"),
                                    shutil.which("google-chrome")) if path), None)
 
-pytestmark = pytest.mark.skipif(
+# End-to-end: it drives a browser (pytest -m "not e2e" skips it).
+pytestmark = [pytest.mark.e2e, pytest.mark.skipif(
     CHROMIUM is None,
     reason="no Chromium on this machine: .ci/run installs Debian's chromium (scripts/install-chromium)",
-)
+)]
 
 
 @pytest.fixture(scope="module")

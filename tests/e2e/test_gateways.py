@@ -22,6 +22,9 @@ from conformance.stack import gateway_stacks
 from conformance.stack_runner import run_stack_case
 from tests.helpers import CASES, OWN, cli
 
+# End-to-end: it starts processes, builds wheels, runs gates or a browser (pytest -m "not e2e" skips it).
+pytestmark = pytest.mark.e2e
+
 for _module in ("litellm", "langchain_openai", "langchain_anthropic", "langchain_aws", "langchain_google_genai",
                 "pydantic_ai"):
     pytest.importorskip(_module, reason=f"{_module} is not installed (pip install 'conformance[gateways]')")

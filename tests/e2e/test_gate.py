@@ -15,7 +15,10 @@ from conformance.gate import MARKER
 from tests.fake_github import FakeGitHub
 from tests.helpers import cli
 
-ROOT = Path(__file__).parent.parent
+# End-to-end: it starts processes, builds wheels, runs gates or a browser (pytest -m "not e2e" skips it).
+pytestmark = pytest.mark.e2e
+
+ROOT = Path(__file__).parent.parent.parent
 
 
 @pytest.fixture(scope="module")
