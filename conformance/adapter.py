@@ -184,6 +184,9 @@ class Credential:
     """The request header that carries it (lower case)."""
     template: str = "{}"
     """How the header's value is spelled around the key (``Bearer {}``)."""
+    placeholder: str = ""
+    """The fake key the reference stacks send (``conformance.serve.client_environment``): only a request carrying it
+    gets the user's key; a client that sends its own (a gateway, a compatible server's key) is forwarded as it is."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

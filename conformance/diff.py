@@ -417,14 +417,23 @@ def load_accepted(path: Path) -> list[dict[str, str]]:
                                     "change accepted (the diff's note, e.g. 'outcome refusal → text'; a shell "
                                     "pattern) and why it is accepted", f"/{index}"))
             continue
-        if entry["change"].strip() == "*":
-            problems.append(Problem(shown, None, f"entry {index + 1} accepts any change ('*')",
+        if set(entry["change"].strip()) <= {"*", "?"}:  # wildcards alone match any note
+            problems.append(Problem(shown, None, f"entry {index + 1} accepts any change ({entry['change']!r})",
                                     "name the change accepted, as the diff's note says it", f"/{index}/change"))
             continue
         entries.append({name: str(value) for name, value in entry.items()})
     if problems:
         raise InputError(problems)
     return entries
+
+
+def _names_change(pattern: str, note: str) -> bool:
+    """Whether an entry's ``change`` names a note: the note itself (copied from the diff: ``[`` and ``]`` in it are
+    text), or a shell pattern matching it."""
+    import fnmatch  # noqa: PLC0415
+
+    pattern, note = pattern.strip(), note.strip()
+    return pattern == note or fnmatch.fnmatchcase(note, pattern)
 
 
 def accepted_warnings(accepted: list[dict[str, str]], stale: list[dict[str, str]]) -> list[str]:
@@ -454,10 +463,8 @@ def apply_accepted(changes: list[RowChange], accepted: list[dict[str, str]]) -> 
         reasons: list[str] = []
         open_notes = []
         for note in change.notes:
-            if note.startswith("passed → failed"):
-                continue  # the summary of the row's other notes, accepted with them
-            by = next(((index, entry) for index, entry in entries
-                       if fnmatch.fnmatchcase(note.strip(), entry["change"].strip())), None)
+            # Every note counts, `passed → failed: <the failures>` too: a failure may have no note of its own.
+            by = next(((index, entry) for index, entry in entries if _names_change(entry["change"], note)), None)
             if by is None:
                 open_notes.append(note)
                 continue

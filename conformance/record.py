@@ -96,6 +96,18 @@ class RecordSession:
     last_request: bytes | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class KeySwap:
+    """The user's key for one provider's upstream: ``header`` carrying ``placeholder`` (the fake key a reference
+    stack sends) gets ``value`` instead; a client's own key is forwarded as it is. Without a value (the variable is
+    not set and the upstream is not on loopback) a placeholder request is refused with ``missing``."""
+
+    header: str
+    placeholder: str
+    value: str | None
+    missing: str = ""
+
+
 Signer = Callable[[str, str, dict[str, str], bytes], dict[str, str]]
 """Re-signs one forwarded request: (method, url, headers, body) → the headers to send."""
 
@@ -105,11 +117,10 @@ class Recorder:
 
     def __init__(self, upstreams: Mapping[str, str], mode: str = "once", replay: Replay | None = None,
                  signers: Mapping[str, Signer] | None = None, timeout: float = 120.0,
-                 credentials: Mapping[str, tuple[str, str] | str] | None = None) -> None:
+                 credentials: Mapping[str, KeySwap] | None = None) -> None:
         """``upstreams``: provider → base URL the vendor path is appended to; ``replay``: the recorded turns the
         ``once``/``new_episodes``/``none`` modes answer from; ``signers``: provider → re-signer (Bedrock);
-        ``credentials``: provider → (header, value) that replaces the client's own (the user's key, kept in memory
-        only), or the message saying which key is missing (nothing is then forwarded)."""
+        ``credentials``: provider → the user's key in place of the reference stacks' placeholder (``KeySwap``)."""
         if mode not in MODES:
             raise InputError([Problem("--record-mode", None, f"unknown record mode {mode!r}",
                                       f"use one of {', '.join(MODES)}")])
@@ -168,12 +179,14 @@ class Recorder:
         url = upstream.rstrip("/") + rest + (f"?{query}" if query else "")
         sent = {name: value for name, value in headers.items() if name.lower() not in NOT_FORWARDED}
         sent["accept-encoding"] = "identity"  # the bytes stored are the bytes the vendor sent
-        credential = self.credentials.get(provider)
-        if isinstance(credential, str):
-            return _unreadable(provider, body, credential)
-        if credential is not None:  # the user's key, not the placeholder a reference stack sends
-            sent = {name: value for name, value in sent.items() if name.lower() != credential[0]}
-            sent[credential[0]] = credential[1]
+        swap = self.credentials.get(provider)
+        if swap is not None:
+            sent_value = next((value for name, value in sent.items() if name.lower() == swap.header), None)
+            if sent_value == swap.placeholder:  # a reference stack's fake key: the user's goes in its place
+                if swap.value is None:
+                    return _unreadable(provider, body, swap.missing)
+                sent = {name: value for name, value in sent.items() if name.lower() != swap.header}
+                sent[swap.header] = swap.value
         signer = self.signers.get(provider)
         if signer is not None:
             sent = signer(method, url, {k: v for k, v in sent.items() if k.lower() not in SIGV4_HEADERS}, body)

@@ -18,6 +18,7 @@ from conformance.errors import InputError, Problem
 from conformance.hygiene import redact
 from conformance.record import (
     MODES,
+    KeySwap,
     Recorder,
     RecordServer,
     Signer,
@@ -123,63 +124,65 @@ def record_cases(cases: list[Case], provider: str, upstreams: dict[str, str], re
     return lines
 
 
-ERROR_KINDS = ("retryable_error", "fatal_error")
-
-
 def unexpected_errors(case: Case, provider: str, staged: list[Staged]) -> list[str]:
-    """The error turns of a recording that the case does not expect (a 401 from a wrong key, a 5xx, a rate limit
-    where the case expects an answer), each named with its status and message (redacted): such a recording must
-    never replace what is there (docs/record.md)."""
+    """The error turns of a recording that the case does not expect, each named with its status and message
+    (redacted): such a recording must never replace what is there (docs/record.md). An error turn is expected when
+    the provider's adapter reads it as the kind the case expects of that turn (and, for the last turn, with the
+    reason or source the case names): a 401 where the case expects a rate limit is not; a redirect never is."""
     expected = case.expectation_for(provider)
+    adapter = builtin_adapters().get(provider.split(VARIANT, 1)[0])
+    kinds = expected.turns or ()
     problems = []
     for item in staged:
         match = re.fullmatch(r"turn(\d+)\.error\.json", item.name)
         if match is None:
             continue
         number = int(match[1])
-        kinds = expected.turns
-        wanted = kinds[number - 1] if kinds is not None and number <= len(kinds) else (
-            expected.outcome if kinds is None else None)
-        if wanted in ERROR_KINDS:
-            continue
         try:
             error = json.loads(item.data)
         except ValueError:
             error = {}
-        status = error.get("status") if isinstance(error, dict) else None
-        message = " ".join(redact(json.dumps(error.get("body"), ensure_ascii=False)).split())[:300] \
-            if isinstance(error, dict) else ""
-        problems.append(f"turn {number}: the upstream answered HTTP {status} ({message}), which the case does not "
-                        f"expect (it expects {wanted or 'no such turn'})")
+        error = error if isinstance(error, dict) else {}
+        status: int = error["status"] if isinstance(error.get("status"), int) else 0
+        last = number == (len(kinds) if kinds else number)
+        wanted = kinds[number - 1] if number <= len(kinds) else (expected.outcome if not kinds else None)
+        got = adapter.classify_error(status, error.get("body"), error.get("headers") or {}).to_dict() \
+            if adapter is not None and status >= 400 else {}
+        reason = got.get("reason") or got.get("source")
+        if got.get("kind") == wanted and (not last or expected.reason is None or expected.reason == reason):
+            continue
+        message = " ".join(redact(json.dumps(error.get("body"), ensure_ascii=False)).split())[:300]
+        read = f"read as {got.get('kind')}/{reason}" if got else "a redirect, never a vendor's answer"
+        problems.append(f"turn {number}: the upstream answered HTTP {status} ({message}; {read}), which the case "
+                        f"does not expect (it expects {wanted or 'no such turn'}"
+                        + (f"/{expected.reason}" if last and expected.reason else "") + ")")
     return problems
 
 
-def credentials_for(provider: str, upstream: str) -> dict[str, tuple[str, str]]:
-    """The user's key for the provider's upstream, from the environment the vendor's SDK reads (``Wire.credential``),
-    as (header, value); it replaces the placeholder a reference stack sends and is never written. Without it, only
-    an upstream on loopback (a replay server, a test double) is recorded with the client's own header."""
+def credentials_for(provider: str, upstream: str) -> dict[str, KeySwap]:
+    """The user's key for the provider's upstream, from the environment the vendor's SDK reads (``Wire.credential``):
+    it replaces the placeholder a reference stack sends, never a key the client sent itself, and is never written.
+    Without it, a placeholder request to a host that is not loopback is refused, naming the variable."""
     wire = builtin_adapters()[provider].wire
     credential = wire.credential if wire is not None else None
     if credential is None:
         return {}
     value = next((os.environ[name] for name in credential.env if os.environ.get(name)), None)
-    if value is not None:
-        return {provider: (credential.header, credential.template.format(value))}
     host = urllib.parse.urlsplit(upstream).hostname or ""
-    if host in ("127.0.0.1", "::1", "localhost"):
-        return {}
-    raise InputError([Problem(credential.env[0], None, f"recording {provider} from {host} needs your key: the "
-                              "reference stack sends a placeholder", f"set {' or '.join(credential.env)} (it is sent "
-                              "upstream only, never written)")])
+    placeholder = credential.template.format(credential.placeholder)
+    if value is None and host in ("127.0.0.1", "::1", "localhost"):
+        return {}  # a replay server or a test double: the client's own header goes as it is
+    missing = str(Problem(credential.env[0], None, f"recording {provider} from {host} needs your key: the reference "
+                          "stack sends a placeholder", f"set {' or '.join(credential.env)} (it is sent upstream only, "
+                          "never written), or record with a --stack that sends its own key"))
+    return {provider: KeySwap(credential.header, placeholder,
+                              credential.template.format(value) if value is not None else None, missing)}
 
 
 def _record_one(case: Case, provider: str, stack: Any, modes: tuple[str, ...], upstreams: dict[str, str],
                 record_mode: str) -> list[Staged]:
     templates = {name: upstream_for(url, case.id, name, "{mode}") for name, url in upstreams.items()}
-    try:
-        credentials: dict[str, tuple[str, str] | str] = dict(credentials_for(provider, templates.get(provider, "")))
-    except InputError as missing:  # said when a request is to be forwarded, not when the fixtures answer them all
-        credentials = {provider: str(missing.problems[0])}
+    credentials = credentials_for(provider, templates.get(provider, ""))
     staged: list[Staged] = []
     for mode in modes:
         recorder = Recorder({name: url.replace("{mode}", mode) for name, url in templates.items()}, record_mode,

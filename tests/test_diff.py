@@ -161,7 +161,9 @@ def test_an_accepted_regression_is_a_change_with_its_reason(tmp_path: Path) -> N
                       "change: 'passed*', reason: the vendor now refuses this prompt}\n"
                       "- {case: gone_case, provider: '*', change: 'outcome*', reason: an old upgrade}\n")
     completed = run_diff(str(old), str(new), "--accept", str(accept))
-    assert completed.returncode == 1, completed.stdout  # the row's only note is the summary: nothing accepted
+    assert completed.returncode == 0, completed.stdout  # the row's one note, `passed → failed: …`, is named
+    assert "↔ change" in completed.stdout and "accepted: the vendor now refuses this prompt" in completed.stdout
+    assert "gone_case [*] (outcome*) matched nothing" in completed.stderr
     other_mode = "stream" if first["mode"] == "body" else "body"
     accept.write_text(f"- {{case: '{first['case']}', provider: '*', mode: {other_mode}, change: '*x*', reason: r}}\n")
     assert run_diff(str(old), str(new), "--accept", str(accept)).returncode == 1

@@ -409,17 +409,34 @@ def _reports(tmp_path: Path, kind: str) -> tuple[Path, Path]:
     return old, new
 
 
-def _accept(tmp_path: Path, change: str, case: str = "refusal", provider: str = "openai-chat") -> Path:
+def _accept(tmp_path: Path, *changes: str, case: str = "refusal", provider: str = "openai-chat") -> Path:
     path = tmp_path / "accepted.yaml"
-    path.write_text(f"- {{case: '{case}', provider: '{provider}', change: '{change}', reason: the vendor changed}}\n")
+    path.write_text("".join(f"- {{case: '{case}', provider: '{provider}', change: '{change}', reason: the vendor "
+                            "changed}\n" for change in changes))
     return path
+
+
+FAILED_NOTE = "passed → failed: outcome text, expected refusal"
 
 
 def test_an_accepted_change_accepts_that_change(tmp_path: Path) -> None:
     old, new = _reports(tmp_path, "text")
-    result = cli("diff", str(old), str(new), "--accept", str(_accept(tmp_path, "*refusal → text*")))
+    # Every note of the row is named: the kind and outcome that changed, and the failure the row now has.
+    only_the_kind = cli("diff", str(old), str(new), "--accept", str(_accept(tmp_path, "*refusal → text*")))
+    assert only_the_kind.returncode == 1 and "not accepted: passed → failed" in only_the_kind.stdout
+    result = cli("diff", str(old), str(new), "--accept", str(_accept(tmp_path, "*refusal → text*", FAILED_NOTE)))
     assert result.returncode == 0, result.stdout
     assert "accepted: the vendor changed" in result.stdout
+
+
+def test_a_note_copied_from_the_diff_matches_itself_brackets_and_all() -> None:
+    from conformance.diff import RowChange, apply_accepted
+
+    note = "turn 1 call ids ['call_1'] → ['call_2']"
+    change = RowChange(("normal", "openai-chat", "body"), "regression", [note])
+    assert apply_accepted([change], [{"case": "normal", "provider": "openai-chat", "change": note,
+                                      "reason": "ids are new"}]) == []
+    assert change.label == "change"
 
 
 def test_an_entry_for_one_regression_does_not_hide_another_in_the_same_row(tmp_path: Path) -> None:
@@ -431,9 +448,11 @@ def test_an_entry_for_one_regression_does_not_hide_another_in_the_same_row(tmp_p
 
 def test_an_entry_accepting_any_change_is_refused_and_every_row_is_said(tmp_path: Path) -> None:
     old, new = _reports(tmp_path, "text")
-    refused = cli("diff", str(old), str(new), "--accept", str(_accept(tmp_path, "*")))
-    assert refused.returncode == 2 and "accepts any change" in refused.stderr
-    everywhere = cli("diff", str(old), str(new), "--accept", str(_accept(tmp_path, "*refusal → text*", "*", "*")))
+    for wildcard in ("*", "**", "?*"):
+        refused = cli("diff", str(old), str(new), "--accept", str(_accept(tmp_path, wildcard)))
+        assert refused.returncode == 2 and "accepts any change" in refused.stderr
+    everywhere = cli("diff", str(old), str(new), "--accept",
+                     str(_accept(tmp_path, "*refusal → text*", FAILED_NOTE, case="*", provider="*")))
     assert everywhere.returncode == 0 and "for every case and provider" in everywhere.stderr
 
 

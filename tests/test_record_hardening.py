@@ -338,3 +338,60 @@ def test_a_hostile_upstream_leaves_nothing_secret_on_disk_and_loses_nothing(tmp_
         for secret in (USER_KEY, STREAMED_KEY, NESTED_SECRET, "StreamedInPieces"):
             assert secret.encode() not in data, (name, secret)
     assert cli("validate", "--cases", str(root)).returncode == 0
+
+
+# ---- Review follow-ups: the error turn must be the kind the case expects; a client's own key is its own -------------
+
+def test_a_401_where_the_case_expects_a_rate_limit_is_refused(tmp_path: Path, vendor: type[_Vendor]) -> None:
+    vendor.behave = lambda handler, index: handler._send(
+        401, b'{"error": {"message": "Incorrect API key provided", "type": "invalid_request_error", '
+             b'"code": "invalid_api_key"}}')
+    root = _cases(tmp_path)
+    shutil.copytree(CASES / "http_rate_limit", root / "http_rate_limit")
+    before = _files(root / "http_rate_limit")
+    result = cli("record", "--cases", str(root), "--case", "http_rate_limit", "--provider", "openai-chat",
+                 "--upstream", f"openai-chat={vendor.url}", "--record-mode", "all",  # type: ignore[attr-defined]
+                 "--mode", "body", env={"OPENAI_API_KEY": USER_KEY})
+    assert result.returncode == 2 and "read as fatal_error/auth" in result.stderr, result.stderr
+    assert "expects retryable_error/rate_limit" in result.stderr
+    assert _files(root / "http_rate_limit") == before
+
+
+def test_a_429_where_the_case_expects_it_is_recorded(tmp_path: Path, vendor: type[_Vendor]) -> None:
+    vendor.behave = lambda handler, index: handler._send(
+        429, b'{"error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}}',
+        {"retry-after": "2"})
+    root = _cases(tmp_path)
+    shutil.copytree(CASES / "http_rate_limit", root / "http_rate_limit")
+    result = cli("record", "--cases", str(root), "--case", "http_rate_limit", "--provider", "openai-chat",
+                 "--upstream", f"openai-chat={vendor.url}", "--record-mode", "all",  # type: ignore[attr-defined]
+                 "--mode", "body", env={"OPENAI_API_KEY": USER_KEY})
+    assert result.returncode == 0, result.stderr
+    assert json.loads((root / "http_rate_limit/openai-chat/turn1.error.json").read_text())["status"] == 429
+
+
+def test_a_clients_own_key_is_forwarded_and_only_the_placeholder_is_swapped() -> None:
+    from conformance.record import KeySwap, Recorder
+
+    seen: list[str] = []
+
+    class Echo(_Vendor):
+        def do_POST(self) -> None:  # noqa: N802
+            self.rfile.read(int(self.headers.get("content-length") or 0))
+            seen.append(self.headers.get("authorization", ""))
+            self._send(200, TURNS[0])
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Echo)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    swap = KeySwap("authorization", "Bearer sk-replay", f"Bearer {USER_KEY}")
+    recorder = Recorder({"openai-chat": f"http://127.0.0.1:{server.server_address[1]}"}, "all",
+                        credentials={"openai-chat": swap})
+    path = "/s/normal/openai-chat/body/v1/chat/completions"
+    try:
+        recorder.handle("POST", path, "", {"authorization": "Bearer gsk_TheClientsOwnKeyForAnotherHost"}, b"{}")
+        recorder.handle("POST", path, "", {"authorization": "Bearer sk-replay"}, b'{"n": 2}')
+        recorder.handle("POST", path, "", {}, b'{"n": 3}')  # no key sent: none is added
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert seen == ["Bearer gsk_TheClientsOwnKeyForAnotherHost", f"Bearer {USER_KEY}", ""]

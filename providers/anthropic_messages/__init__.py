@@ -18,7 +18,7 @@ ADAPTER = Adapter(
     assemble_stream=assemble_stream,
     description="Anthropic Messages API, POST /v1/messages",
     # The anthropic SDK reads its request id from `request-id` (anthropic/_base_client.py); `"stream": true` streams.
-    wire=Wire(credential=Credential(env=("ANTHROPIC_API_KEY",), header="x-api-key"),
+    wire=Wire(credential=Credential(env=("ANTHROPIC_API_KEY",), header="x-api-key", placeholder="sk-ant-replay"),
               paths=((re.compile(r"/v1/messages"), None),), request_id_header="request-id",
               error_reply=error_reply),
 )

@@ -18,7 +18,8 @@ ADAPTER = Adapter(
     assemble_stream=assemble_stream,
     description="Google Gemini API, POST models/{model}:generateContent (and :streamGenerateContent?alt=sse)",
     # The method in the path decides the stream; google-genai reads no request id header (an id is sent anyway).
-    wire=Wire(credential=Credential(env=("GEMINI_API_KEY", "GOOGLE_API_KEY"), header="x-goog-api-key"),
+    wire=Wire(credential=Credential(
+                  env=("GOOGLE_API_KEY", "GEMINI_API_KEY"), header="x-goog-api-key", placeholder="replay"),
               paths=((re.compile(r"/v1(?:beta|alpha)?/models/[^/:]+:generateContent"), False),
                      (re.compile(r"/v1(?:beta|alpha)?/models/[^/:]+:streamGenerateContent"), True)),
               error_reply=error_reply),

@@ -18,6 +18,7 @@ ADAPTER = Adapter(
     assemble_stream=assemble_stream,
     description="OpenAI Responses API, POST /v1/responses",
     # The openai SDK reads its request id from `x-request-id` (openai/_base_client.py); `"stream": true` streams.
-    wire=Wire(credential=Credential(env=("OPENAI_API_KEY",), header="authorization", template="Bearer {}"),
+    wire=Wire(credential=Credential(
+                  env=("OPENAI_API_KEY",), header="authorization", template="Bearer {}", placeholder="sk-replay"),
               paths=((re.compile(r"/v1/responses"), None),)),
 )
