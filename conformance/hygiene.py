@@ -215,7 +215,7 @@ _OWN_DETECTORS: tuple[PatternDetector, ...] = (
         valid=lambda match: 8 <= sum(character.isdigit() for character in match.group()) <= 15, hints=("+", "(")),
     # E.164 written whole (`+14155550134`) and the North American `415-555-0134` form (ids and dates are not:
     # 3-3-4 digits with dashes, not inside a longer number).
-    PatternDetector("phone number", re.compile(r"(?<![\w+/=.%-])\+[1-9]\d{7,14}(?![\w/+=]|[.,]\d)"), hints=("+",)),
+    PatternDetector("phone number", re.compile(r"(?<![\w+/=.%-])\+[1-9]\d{9,14}(?![\w/+=]|[.,]\d)"), hints=("+",)),
     PatternDetector("phone number", re.compile(r"(?<![\w+/=.-])[2-9]\d{2}-[2-9]\d{2}-\d{4}(?![\w/=-]|[.,]\d)")),
     # An address percent-encoded in a URL or a form (`jane.doe%40example.org`).
     PatternDetector("e-mail address", re.compile(
@@ -235,10 +235,14 @@ _OWN_DETECTORS: tuple[PatternDetector, ...] = (
         re.IGNORECASE | re.ASCII), "secret", hints=("sig=", "signature=")),
     # Account identifiers: a Google Cloud project named in an error (`project 576…`, `?project=…`, `projects/<id>`)
     # and a bare 12-digit AWS account id beside the word "account".
+    # A project number (digits) after "project" or in `?project=`; a project id (lower case, starting with a
+    # letter, with a digit in it) only in a resource path `projects/<id>`: "project PRJ-2041" in an answer is not one.
     PatternDetector("Google Cloud project", re.compile(
-        r"(?:\bproject[ =]|[?&]project=|\bprojects/)(?P<secret>(?!<redacted>)[a-z0-9][a-z0-9-]{4,62}[a-z0-9])(?![\w-])",
-        re.IGNORECASE | re.ASCII), "secret", valid=lambda match: any(c.isdigit() for c in match["secret"]),
+        r"(?:\bproject |[?&]project=|\bprojects/)(?P<secret>\d{6,})(?![\w-])", re.ASCII), "secret",
         hints=("project",)),
+    PatternDetector("Google Cloud project", re.compile(
+        r"\bprojects/(?P<secret>(?!<redacted>)[a-z][a-z0-9-]{4,28}[a-z0-9])(?![\w-])", re.ASCII), "secret",
+        valid=lambda match: any(c.isdigit() for c in match["secret"]), hints=("projects/",)),
     # The all-zero account is the placeholder record's redaction writes (conformance/record.py).
     PatternDetector("AWS account id", re.compile(r"\barn:aws[\w-]*:[\w-]*:[\w-]*:(?P<secret>\d{12})(?=:)", re.ASCII),
                     "secret", valid=lambda match: match["secret"] != "000000000000", hints=("arn:aws",)),

@@ -55,6 +55,8 @@ _SHARD_KEY = pytest.StashKey[dict[str, Any]]()
 _WORKER_SHARD = "conformance_shard"
 _IDS_KEY = pytest.StashKey[dict[str, str]]()
 _ADAPTERS_KEY = pytest.StashKey[dict[str, Any]]()
+_DESELECTED_KEY = pytest.StashKey[int]()
+_SHARDING_KEY = pytest.StashKey[bool]()
 _FROZEN_KEY = pytest.StashKey[bool]()
 _STACKS_KEY = pytest.StashKey[list[Any]]()
 
@@ -165,15 +167,37 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         for item in ours], [*_adapters(config).values(), *(item.stack for item in ours if isinstance(item, StackItem))])
     dropped = [item for item in ours if item.case.id not in mine]
     if dropped:
+        config.stash[_SHARDING_KEY] = True
         config.hook.pytest_deselected(items=dropped)
+        config.stash[_SHARDING_KEY] = False
         gone = set(map(id, dropped))
         items[:] = [item for item in items if id(item) not in gone]
 
 
 def _selection(config: pytest.Config) -> dict[str, Any]:
-    """The filters that narrowed the case items (``-k``, ``-m``), as ``conformance run`` records its own."""
-    return {name: value for name, value in (("keyword", config.getoption("keyword", "")),
-                                            ("markers", config.getoption("markexpr", ""))) if value}
+    """What narrowed the case items, as ``conformance run`` records its own filters: ``-k``, ``-m``, paths or node
+    ids inside a cases folder (``pytest cases/normal``), and case items deselected (``--deselect``, ``--lf``)."""
+    roots = config.stash.get(_ROOTS_KEY, [])
+    narrower = sorted(str(arg) for arg in config.args
+                      if any(_within(Path(str(arg).split("::", 1)[0]).resolve(), root) and
+                             (Path(str(arg).split("::", 1)[0]).resolve() != root or "::" in str(arg))
+                             for root in roots))
+    selection = {name: value for name, value in (("keyword", config.getoption("keyword", "")),
+                                                 ("markers", config.getoption("markexpr", "")),
+                                                 ("paths", narrower)) if value}
+    deselected = config.stash.get(_DESELECTED_KEY, 0)
+    if deselected:
+        selection["deselected"] = deselected
+    return selection
+
+
+def pytest_deselected(items: list[pytest.Item]) -> None:
+    """Case items dropped by ``--deselect``, ``--lf`` or another plugin: the report covers less than the cases."""
+    ours = [item for item in items if isinstance(item, (CaseItem, NotRecorded))]
+    if ours:
+        config = ours[0].config
+        if not config.stash.get(_SHARDING_KEY, False):  # a shard's own split is recorded as the shard
+            config.stash[_DESELECTED_KEY] = config.stash.get(_DESELECTED_KEY, 0) + len(ours)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

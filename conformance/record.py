@@ -27,7 +27,6 @@ each forwarded Bedrock request again with the recorder's own credentials (botoco
 
 from __future__ import annotations
 
-import gzip
 import http.client
 import json
 import re
@@ -60,6 +59,8 @@ NOT_FORWARDED = frozenset({"host", "connection", "keep-alive", "proxy-connection
                            "te", "trailer", "content-length", "accept-encoding"})
 SIGV4_HEADERS = ("authorization", "x-amz-date", "x-amz-security-token", "x-amz-content-sha256")
 EVENTSTREAM = "application/vnd.amazon.eventstream"
+# The largest reply a compressed answer may decode to (a recorded turn is a few KB).
+MAX_DECODED_BYTES = 64 * 1024 * 1024
 # Body fields that hold a request id: synthetic in what is stored.
 REQUEST_ID_FIELDS = ("request_id", "requestId")
 # Account identifiers vendors put in error messages: an AWS ARN's account id and principal (`arn:aws:iam::<12
@@ -234,10 +235,17 @@ def _decoded(provider: str, exchange: Exchange) -> Exchange:
     header, is refused, so no file holds bytes the secret scan cannot read."""
     encoding = exchange.headers.pop("content-encoding", "identity").strip().lower()
     try:
-        if encoding in ("gzip", "x-gzip"):
-            exchange.body = gzip.decompress(exchange.body)
-        elif encoding == "deflate":
-            exchange.body = zlib.decompress(exchange.body)
+        if encoding in ("gzip", "x-gzip", "deflate"):
+            # Bounded: a few compressed MB may expand to gigabytes.
+            decoder = zlib.decompressobj(wbits=47 if encoding != "deflate" else 15)
+            decoded = decoder.decompress(exchange.body, MAX_DECODED_BYTES + 1)
+            if len(decoded) > MAX_DECODED_BYTES or decoder.unconsumed_tail:
+                return _unreadable(provider, exchange.request, f"the upstream for {provider} sent a {encoding} body "
+                                                               f"that decodes to over {MAX_DECODED_BYTES:,} bytes")
+            if not decoder.eof:
+                return _unreadable(provider, exchange.request, f"the upstream for {provider} sent a {encoding} body "
+                                                               "that ends before its end")
+            exchange.body = decoded
         elif encoding not in ("identity", ""):
             return _unreadable(provider, exchange.request, f"the upstream for {provider} answered with content-"
                                                            f"encoding {encoding!r}, which the proxy cannot read")

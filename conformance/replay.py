@@ -58,13 +58,19 @@ class Session:
     provider: str
     mode: str
     cursor: int = 0
-    requests: list[Any] = field(default_factory=list)
-    """Each request body the client sent (parsed JSON, or the text when it was not JSON), repeats left out."""
+    kept: list[bytes | str] = field(default_factory=list)
+    """Each request body the client sent, as bytes (a note in their place past the replay's budget), repeats left
+    out; parsed only when read (``requests``), so what is kept is bounded by the bytes received."""
     served: list[int] = field(default_factory=list)
     """The 1-based turn served for each request kept."""
     unmatched: list[str] = field(default_factory=list)
     """Requests no turn answered, each with the reason."""
     last_body: bytes | None = None
+
+    @property
+    def requests(self) -> list[Any]:
+        """Each request body kept, parsed JSON, or its text when it is not JSON (or the note of one not kept)."""
+        return [_parsed(body) if isinstance(body, bytes) else body for body in self.kept]
     """The SHA-256 of the previous request body (a repeat replays its turn); the digest, not the bytes."""
 
 
@@ -127,15 +133,17 @@ class Replay:
         return None
 
     def reset(self, case_id: str, provider: str, mode: str) -> None:
-        """Forget a session, so the next request starts at turn 1 (a row run again)."""
+        """Forget a session, so the next request starts at turn 1 (a row run again); its kept bytes are freed."""
         with self.lock:
-            self.sessions.pop((case_id, provider, mode), None)
+            session = self.sessions.pop((case_id, provider, mode), None)
+            if session is not None:
+                self.kept_bytes -= sum(len(body) for body in session.kept if isinstance(body, bytes))
 
     def sent(self, case_id: str, provider: str, mode: str) -> list[Any]:
         """The request bodies a session's client sent, in order (repeats left out)."""
         with self.lock:
             session = self.sessions.get((case_id, provider, mode))
-            return list(session.requests) if session is not None else []
+            return session.requests if session is not None else []
 
 
 def session_fixtures(provider: str) -> str:
@@ -144,12 +152,12 @@ def session_fixtures(provider: str) -> str:
     return provider.split("@", 1)[0]
 
 
-def _kept(replay: Replay, body: bytes) -> Any:
+def _kept(replay: Replay, body: bytes) -> bytes | str:
     """The request as a session keeps it, within ``MAX_KEPT_BYTES`` for the whole replay."""
     if replay.kept_bytes + len(body) > MAX_KEPT_BYTES:
         return f"(not kept: {len(body):,} bytes past the {MAX_KEPT_BYTES:,}-byte budget of kept requests)"
     replay.kept_bytes += len(body)
-    return _parsed(body)
+    return body
 
 
 def _serve(session: Session, wire: Wire, stream: bool | None, query: str, body: bytes, replay: Replay) -> Reply:
@@ -158,13 +166,13 @@ def _serve(session: Session, wire: Wire, stream: bool | None, query: str, body: 
     repeat = digest == session.last_body and session.cursor > 0
     index = session.cursor - 1 if repeat else session.cursor
     if index >= len(turns):
-        reason = (f"case {session.case.id} [{session.provider}]: request {len(session.requests) + 1} asks for turn "
+        reason = (f"case {session.case.id} [{session.provider}]: request {len(session.kept) + 1} asks for turn "
                   f"{index + 1}, but {len(turns)} turn(s) are recorded")
         session.unmatched.append(reason)
         return _problem(wire, NOT_RECORDED, reason)
     if not repeat:
         session.cursor += 1
-        session.requests.append(_kept(replay, body))
+        session.kept.append(_kept(replay, body))
         session.served.append(index + 1)
         session.last_body = digest
     turn = turns[index]

@@ -8,6 +8,7 @@ waits for the client's delayed ACK (about 45 ms a request).
 from __future__ import annotations
 
 import json
+import re
 import sys
 import threading
 import time
@@ -25,12 +26,15 @@ from conformance.request_check import check_sent
 MAX_BODY_BYTES = 64 * 1024 * 1024
 # All request bodies being read or answered at once, across connections.
 MAX_BYTES_IN_FLIGHT = 256 * 1024 * 1024
+READ_PIECE = 1024 * 1024
 
 
 class _Handler(BaseHTTPRequestHandler):
     server: ReplayServer
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True
+    # A connection that sends nothing for this long is closed (socketserver's StreamRequestHandler.timeout).
+    timeout = 30
 
     def do_POST(self) -> None:  # noqa: N802 - the name http.server dispatches to
         self._answer("POST")
@@ -69,23 +73,29 @@ class _Handler(BaseHTTPRequestHandler):
             return self._chunked()
         if length_header is None or not length_header.strip():
             return b""
-        if not length_header.strip().isdigit():
+        if not re.fullmatch(r"[0-9]{1,20}", length_header.strip()):  # ASCII digits only (`²` is a digit to isdigit)
             raise _BadRequest(400, f"content-length {length_header.strip()[:40]!r} is not a byte count")
         length = int(length_header)
         if length > MAX_BODY_BYTES:
             raise _BadRequest(413, f"a request body of {length:,} bytes is over the {MAX_BODY_BYTES:,}-byte limit")
-        self._reserve(length)
-        return self.rfile.read(length)
+        # Reserved as the bytes arrive, so a client that announces a large body and stalls holds only what it sent.
+        body = bytearray()
+        while len(body) < length:
+            piece = self.rfile.read(min(READ_PIECE, length - len(body)))
+            if not piece:
+                break
+            self._reserve(len(piece))
+            body += piece
+        return bytes(body)
 
     def _chunked(self) -> bytes:
         body = bytearray()
         while True:
             line = self.rfile.readline(1026).strip()
-            size_text = line.split(b";", 1)[0]
-            try:
-                size = int(size_text, 16)
-            except ValueError:
-                raise _BadRequest(400, "a chunk size that is not hexadecimal") from None
+            size_text = line.split(b";", 1)[0].strip()
+            if not re.fullmatch(rb"[0-9A-Fa-f]{1,16}", size_text):  # int() would take 0x10, +a and 1_0
+                raise _BadRequest(400, "a chunk size that is not hexadecimal")
+            size = int(size_text, 16)
             if size < 0 or len(body) + size > MAX_BODY_BYTES:
                 raise _BadRequest(413, f"a chunked request body over the {MAX_BODY_BYTES:,}-byte limit")
             if size == 0:

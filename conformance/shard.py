@@ -90,20 +90,34 @@ def split(shard: tuple[int, int], items: Sequence[tuple[Any, str, bool]],
 
 
 def decisive_files(cases: Sequence[Any], code: Iterable[Any]) -> dict[str, str]:
-    """Beside the fixtures, what decides a row: each case file and world file (by the case folder's name and the
-    file's), and each module the adapters and stacks are made of (by module name), with the SHA-256 of its bytes."""
+    """Beside the fixtures, what decides a row, with the SHA-256 of each file's bytes: each case file, the world
+    file of its cases folder and the python tools it names, every module of the suite and its providers, and every
+    other module the adapters and stacks that run come from (a team's own)."""
+    from conformance.pytool import PythonTool  # noqa: PLC0415 - the cases module imports this one's callers
+
     files: dict[str, Path] = {}
     for case in cases:
         path = Path(case.path)
-        files[f"case:{path.parent.parent.name}/{path.parent.name}/{path.name}"] = path
-        world = path.parent.parent / "world.yaml"
-        if world.is_file():
-            files[f"world:{path.parent.parent.name}/world.yaml"] = world
+        root = next((folder for folder in path.parents if (folder / "world.yaml").is_file()), path.parent.parent)
+        files[f"case:{root.name}/{path.relative_to(root).as_posix()}"] = path
+        if (root / "world.yaml").is_file():
+            files[f"world:{root.name}/world.yaml"] = root / "world.yaml"
+        for tool in case.world.tools.values():
+            if isinstance(tool.function, PythonTool) and tool.function.spec.rpartition(":")[0].endswith(".py"):
+                source = tool.function.root / tool.function.spec.rpartition(":")[0]
+                files[f"tool:{root.name}/{tool.function.spec.rpartition(':')[0]}"] = source
+    suite = Path(__file__).resolve().parent
+    for package, folder in (("conformance", suite), ("providers", (suite / "providers").resolve())):
+        for source in sorted(folder.rglob("*.py")):
+            if source.resolve().is_relative_to(folder):  # the link to the providers is counted as providers
+                files[f"code:{package}/{source.relative_to(folder).as_posix()}"] = source
     for module in sorted({name for item in code for name in _modules_of(item)}):
-        source = getattr(sys.modules.get(module), "__file__", None)
-        if source and Path(source).is_file():
-            files[f"code:{module}"] = Path(source)
-    return {shown: hashlib.sha256(path.read_bytes()).hexdigest() for shown, path in files.items()}
+        if module.split(".", 1)[0] in ("conformance", "providers"):
+            continue
+        location = getattr(sys.modules.get(module), "__file__", None)
+        if isinstance(location, str) and Path(location).is_file():
+            files[f"code:{module}"] = Path(location)
+    return {shown: hashlib.sha256(path.read_bytes()).hexdigest() for shown, path in files.items() if path.is_file()}
 
 
 def _modules_of(item: Any) -> set[str]:

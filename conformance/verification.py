@@ -3,6 +3,7 @@ artifacts), no server: each report records what it verified (docs/ci.md, "Verifi
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -71,6 +72,9 @@ def check(report: dict[str, Any], requirements: Sequence[str], green: bool, fixt
         spelled = ", ".join(f"{name} {_listed(value)}" for name, value in sorted(narrowed.items()))
         reasons.append(f"a filtered run ({spelled}): it covers part of the task set only")
     digest = str((measured.get("fixtures") or {}).get("sha256", ""))
+    if fixtures is not None and not re.fullmatch(r"[0-9a-f]{8,64}", fixtures.strip().lower()):
+        raise InputError([Problem("--fixtures", None, f"{fixtures!r} is not a fixture digest",
+                                  "give at least 8 hex characters of the sha256 verify and report.md print")])
     if fixtures and not digest.startswith(fixtures.strip().lower()):
         reasons.append(f"it ran on fixtures {digest[:12] or '(none recorded)'}, not {fixtures.strip()[:12]}")
     shard = report.get("shard")

@@ -218,7 +218,8 @@ def test_each_new_shape_is_found_and_redacted(text: str) -> None:
 @pytest.mark.parametrize("text", [
     "Order ORD-1001 shipped on 2026-11-30 at 12:00.", "The total is 1234567890 tokens.", "Call the API at 555-1234.",
     "ISBN 978-3-16-148410-0", "projects/my-project with no digits", "?sig=short", "the account was closed",
-    "promptTokenCount 414155550134 in the log",
+    "promptTokenCount 414155550134 in the log", "Your project PRJ-2041 is on track.",
+    "The project 2024-roadmap was approved", "Order total +12345678",
 ])
 def test_look_alikes_are_left_alone(text: str) -> None:
     assert not scan_text(Path("f.json"), text), text
@@ -248,11 +249,11 @@ def _raw(base: str, request: bytes) -> bytes:
 
 def _post(length: str, body: bytes = b"{}") -> bytes:
     return (f"POST {CHAT_PATH} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {length}\r\n\r\n").encode() + body
+            f"Content-Length: {length}\r\n\r\n").encode("latin-1") + body
 
 
 @pytest.mark.parametrize(("length", "status"), [("-1", b"400"), ("12abc", b"400"), (" 0x10", b"400"),
-                                                (str(70 * 1024 * 1024), b"413")])
+                                                ("\u00b2", b"400"), (str(70 * 1024 * 1024), b"413")])
 def test_a_content_length_that_is_not_a_count_or_too_large_is_refused(length: str, status: bytes) -> None:
     with BackgroundServer(load_cases([CASES]), max_seconds=30) as server:
         reply = _raw(server.base, _post(length))
@@ -308,6 +309,9 @@ def test_bytes_in_flight_kept_bodies_and_sessions_are_bounded(monkeypatch: pytes
             request = _post("2").replace(CHAT_PATH.encode(), path.encode())
             assert _raw(server.base, request).split(b" ", 2)[1] == status
         assert len(server.replay.sessions) == 2
+        kept = server.replay.kept_bytes
+        server.replay.reset("refusal", "openai-chat", "body")
+        assert (kept, server.replay.kept_bytes) == (2, 0)  # a reset frees what the session kept
 
 
 # ---- 18. A recorded request nested too deep is a fixture error, not an adapter's -----------------------------------
@@ -560,3 +564,69 @@ def test_verify_neither_hangs_on_a_fifo_nor_raises_on_a_deep_report(tmp_path: Pa
     result = cli("verify", str(tmp_path))
     assert result.returncode == 1 and "Traceback" not in result.stderr + result.stdout
     assert result.stdout.count("unreadable") == 2
+
+
+
+@pytest.mark.parametrize("size", [b"0x2", b"+2", b"1_0"])
+def test_a_chunk_size_that_is_not_plain_hex_is_refused(size: bytes) -> None:
+    request = (f"POST {CHAT_PATH} HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n").encode() \
+        + size + b"\r\n{}\r\n0\r\n\r\n"
+    with BackgroundServer(load_cases([CASES]), max_seconds=30) as server:
+        assert _raw(server.base, request).startswith(b"HTTP/1.1 400")
+
+
+def test_a_compressed_reply_that_expands_past_the_bound_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    import gzip
+
+    import conformance.record as record
+    from conformance.record import Exchange
+
+    monkeypatch.setattr(record, "MAX_DECODED_BYTES", 1000)
+    bomb = Exchange(b"{}", 200, {"content-encoding": "gzip"}, gzip.compress(b"0" * 100_000))
+    assert record._decoded("openai-chat", bomb).failed is not None
+    torn = Exchange(b"{}", 200, {"content-encoding": "gzip"}, gzip.compress(b'{"a": 1}')[:-6])
+    assert "ends before its end" in str(record._decoded("openai-chat", torn).failed)
+    fine = Exchange(b"{}", 200, {"content-encoding": "gzip"}, gzip.compress(b'{"a": 1}'))
+    assert record._decoded("openai-chat", fine).body == b'{"a": 1}'
+
+
+@pytest.mark.parametrize("digest", [" ", "a", "abc123", "not-hex-at-all"])
+def test_verify_refuses_a_fixture_digest_too_short_to_mean_anything(tmp_path: Path, digest: str) -> None:
+    root = _two_case_folder(tmp_path)
+    assert cli("run", "--cases", str(root), "--report-dir", str(tmp_path / "r")).returncode == 0
+    result = cli("verify", str(tmp_path / "r"), "--fixtures", digest)
+    assert result.returncode == 2 and "is not a fixture digest" in result.stderr
+
+
+def test_a_pytest_run_narrowed_by_path_or_deselection_records_it(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    root = _two_case_folder(tmp_path)
+
+    def report(*arguments: str) -> dict[str, object]:
+        folder = tmp_path / f"r{len(list(tmp_path.glob('r*')))}"
+        completed = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *arguments,
+                                    f"--conformance-cases={root}", f"--conformance-report={folder}",
+                                    "-o", "conformance_snapshots=false", "--rootdir", str(tmp_path)],
+                                   capture_output=True, text=True, cwd=tmp_path, check=False)
+        assert completed.returncode == 0, completed.stdout[-1500:]
+        measured = _json.loads((folder / "report.json").read_text())["measured"]
+        assert isinstance(measured, dict)
+        return measured
+
+    assert "selection" not in report(str(root))
+    assert report(str(root / "normal"))["selection"] == {"paths": [str(root / "normal")]}
+    deselected = report(str(root), "--deselect", "cases/refusal/case.yaml::refusal[openai-chat-body]")
+    assert deselected["selection"] == {"deselected": 1}
+
+
+def test_the_plan_covers_provider_modules_world_files_and_python_tools(tmp_path: Path) -> None:
+    from conformance.cases import load_cases as load
+    from conformance.registry import builtin_adapters
+    from conformance.shard import decisive_files
+
+    root, _ = _python_tool_cases(tmp_path, "tools.py:quote")
+    files = decisive_files(load([root]), builtin_adapters().values())
+    assert {"code:providers/gemini/usage.py", "code:conformance/verdict.py", "world:cases/world.yaml",
+            "tool:cases/tools.py", "case:cases/normal/case.yaml"} <= set(files)

@@ -277,9 +277,10 @@ NESTED_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYNESTEDSECRET"
 
 
 class _HostileVendor(_Vendor):
-    """Body turn 1: gzipped, a secret in JSON inside the call's arguments string; body turn 2: a 500 half-way through
-    the conversation. Stream turn 1: a key streamed in pieces of one to three characters; stream turn 2: a redirect
-    to another host (which the client, not the proxy, follows)."""
+    """Body turn 1: gzipped, a secret in JSON inside the call's arguments string (the redaction cannot reach it in
+    place; the scan of the decoded values refuses it); body turn 2: the answer. Stream turn 1: a key streamed in pieces
+    of one to three characters; stream turn 2: a redirect to another host (which the client, not the proxy, follows).
+    A 500 half-way is test_a_5xx_mid_way_never_replaces_the_recorded_files."""
 
     turns: dict[bool, int] = {}
 
@@ -297,7 +298,7 @@ class _HostileVendor(_Vendor):
                 {"order_id": "ORD-1001", "note": json.dumps({"aws_secret_access_key": NESTED_SECRET})})
             self._send(200, gzip.compress(json.dumps(body).encode()), {"content-encoding": "gzip"})
         elif not stream:
-            self._send(500, b'{"error": {"message": "the upstream fell over half-way", "type": "server_error"}}')
+            self._send(200, TURNS[1])
         elif turn == 1:
             pieces, rest = [], f"Your key is {STREAMED_KEY}."
             while rest:
@@ -329,6 +330,7 @@ def test_a_hostile_upstream_leaves_nothing_secret_on_disk_and_loses_nothing(tmp_
     server.shutdown()
     server.server_close()
     assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert "once decoded or joined" in result.stderr  # refused by the scan, not before it
     assert vendor.seen and all(seen == f"Bearer {USER_KEY}" for seen in vendor.seen)  # the credential reached it
     after = _files(root)
     assert after == before  # nothing recorded was lost or changed
