@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
+# End-to-end: it builds a wheel and installs it in a new venv (pytest -m "not e2e" skips it).
+pytestmark = pytest.mark.e2e
+
 ROOT = Path(__file__).resolve().parent.parent.parent
 
 BROKEN_ADAPTER = '''
 import dataclasses
 from conformance.providers.openai_chat import ADAPTER as CHAT
-
-# End-to-end: it starts processes, builds wheels, runs gates or a browser (pytest -m "not e2e" skips it).
-pytestmark = pytest.mark.e2e
 
 def classify(body):
     return body["choices"][0]["no_such_field"]
