@@ -75,7 +75,7 @@ from tests.mutations import (  # noqa: E402
 )
 
 try:  # what the fixture loader and the loop parse JSON with (depth-bounded), where this tree has it
-    from conformance.jsontext import parse_json as load_json  # noqa: E402
+    from conformance.jsontext import parse_json as load_json
 except ImportError:  # pragma: no cover - an older tree
     load_json = json.loads
 
@@ -683,7 +683,7 @@ def fuzz(provider: str, inputs: int, seed: int, hang_seconds: float = 10.0,
 
 
 def _worker(arguments: tuple[str, int, int, float, str]) -> dict[str, Any]:
-    global OUT
+    global OUT  # noqa: PLW0603 - the worker process's output folder, set once
     provider, inputs, seed, hang, out = arguments
     OUT = Path(out)
     try:

@@ -75,7 +75,7 @@ def _record_cassette(vcr: Any, sent: list[dict[str, Any]], cases: list[Case], pa
 
 def _vcr_rates(rows: int, sent: list[dict[str, Any]], cases: list[Case]) -> list[tuple[str, float]]:
     try:
-        import vcr  # noqa: PLC0415
+        import vcr
     except ImportError:
         print("vcrpy not installed: the cassette lines are left out (pip install vcrpy)")
         return []

@@ -260,14 +260,14 @@ def detectors() -> tuple[Detector, ...]:
     # detect-secrets routes all warnings to its logger when imported (logging.captureWarnings); keep ours as they were.
     shown_warning = warnings.showwarning
     try:
-        from detect_secrets.plugins.aws import AWSKeyDetector
-        from detect_secrets.plugins.basic_auth import RESERVED_CHARACTERS, SUB_DELIMITER_CHARACTERS
-        from detect_secrets.plugins.github_token import GitHubTokenDetector
-        from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
-        from detect_secrets.plugins.jwt import JwtTokenDetector
-        from detect_secrets.plugins.private_key import PrivateKeyDetector
-        from detect_secrets.plugins.slack import SlackDetector
-        from detect_secrets.plugins.stripe import StripeDetector
+        from detect_secrets.plugins.aws import AWSKeyDetector  # noqa: PLC0415
+        from detect_secrets.plugins.basic_auth import RESERVED_CHARACTERS, SUB_DELIMITER_CHARACTERS  # noqa: PLC0415
+        from detect_secrets.plugins.github_token import GitHubTokenDetector  # noqa: PLC0415
+        from detect_secrets.plugins.gitlab_token import GitLabTokenDetector  # noqa: PLC0415
+        from detect_secrets.plugins.jwt import JwtTokenDetector  # noqa: PLC0415
+        from detect_secrets.plugins.private_key import PrivateKeyDetector  # noqa: PLC0415
+        from detect_secrets.plugins.slack import SlackDetector  # noqa: PLC0415
+        from detect_secrets.plugins.stripe import StripeDetector  # noqa: PLC0415
     finally:
         warnings.showwarning = shown_warning
     key_id, quoted_secret = (pattern.pattern for pattern in AWSKeyDetector.denylist)

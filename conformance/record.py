@@ -191,7 +191,8 @@ class Recorder:
         signer = self.signers.get(provider)
         if signer is not None:
             sent = signer(method, url, {k: v for k, v in sent.items() if k.lower() not in SIGV4_HEADERS}, body)
-        request = urllib.request.Request(url, data=body if method == "POST" else None, headers=sent, method=method)
+        request = urllib.request.Request(url, data=body if method == "POST" else None, headers=sent,  # noqa: S310
+                                         method=method)  # the configured upstream URL
         try:
             # No redirects: a 3xx is the upstream's answer, never followed to another host with the key.
             with _OPENER.open(request, timeout=self.timeout) as response:

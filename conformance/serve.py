@@ -36,10 +36,10 @@ class _Handler(BaseHTTPRequestHandler):
     # A connection that sends nothing for this long is closed (socketserver's StreamRequestHandler.timeout).
     timeout = 30
 
-    def do_POST(self) -> None:  # noqa: N802 - the name http.server dispatches to
+    def do_POST(self) -> None:
         self._answer("POST")
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         self._answer("GET")
 
     def _answer(self, method: str) -> None:

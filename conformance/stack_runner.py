@@ -30,7 +30,7 @@ _SERVER_PID = 0
 def shared_server() -> BackgroundServer:
     """This process's replay server (127.0.0.1, any free port), started on first use. A forked child (a mutation
     tester's worker, a multiprocessing pool) starts its own: the parent's server thread does not survive a fork."""
-    global _SERVER, _SERVER_PID  # noqa: PLW0603 - one server per process, shared by every stack row
+    global _SERVER, _SERVER_PID
     with _LOCK:
         if _SERVER is None or os.getpid() != _SERVER_PID:
             _SERVER, _SERVER_PID = BackgroundServer([], max_seconds=SERVER_SECONDS).__enter__(), os.getpid()

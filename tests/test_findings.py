@@ -227,9 +227,9 @@ def test_the_request_is_compared_even_when_the_kind_differs() -> None:
 
 
 def test_a_gateways_memory_finds_its_message_for_the_loops_parsed_copy() -> None:
-    from conformance.providers.gateways.common import Memory  # noqa: PLC0415
-    from conformance.stack import Endpoint  # noqa: PLC0415
-    from conformance.types import Text  # noqa: PLC0415
+    from conformance.providers.gateways.common import Memory
+    from conformance.stack import Endpoint
+    from conformance.types import Text
 
     memory, endpoint = Memory(), Endpoint(base_url="http://127.0.0.1:1/s/c/p/body", stream=False)
     answer = memory.keep(endpoint, Text(raw="stop", text='{"status": "shipped"}'), {"role": "assistant"})

@@ -121,12 +121,12 @@ def test_an_error_turn_is_recorded_as_its_own_file_and_replays_the_same(tmp_path
 def prime(base: str, case_id: str, provider: str, path: str) -> None:
     """Move a replay upstream's sessions past turn 1, as a vendor that already answered it (a replay server keeps a
     cursor per session; a vendor's API does not)."""
-    import urllib.request  # noqa: PLC0415
+    import urllib.request
 
     for mode in ("body", "stream"):
         request = urllib.request.Request(f"{base}/s/{case_id}/{provider}/{mode}{path}", data=b'{"prime": true}',
                                          headers={"content-type": "application/json"}, method="POST")
-        urllib.request.urlopen(request, timeout=10).read()  # noqa: S310 - loopback
+        urllib.request.urlopen(request, timeout=10).read()
 
 
 def test_new_episodes_replays_the_recorded_turns_and_records_the_rest(tmp_path: Path) -> None:
@@ -164,7 +164,7 @@ class _Leaky(BaseHTTPRequestHandler):
     status = 200
     extra_header: tuple[str, str] | None = None
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("content-length") or 0))
         type(self).seen.append({k.lower(): v for k, v in self.headers.items()})
         body = json.dumps({
@@ -205,13 +205,13 @@ def _through_proxy(upstream: str, headers: dict[str, str]) -> list[Exchange]:
     thread = threading.Thread(target=proxy.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
-        import urllib.request  # noqa: PLC0415
+        import urllib.request
 
         request = urllib.request.Request(f"{proxy.base}/s/leak/openai-chat/body/v1/chat/completions?key=AIzaLeak",
                                          data=b'{"model": "gpt-test", "user": "jane.doe@example.org"}',
                                          headers=headers, method="POST")
         try:
-            urllib.request.urlopen(request, timeout=10).read()  # noqa: S310 - loopback
+            urllib.request.urlopen(request, timeout=10).read()
         except urllib.error.HTTPError as error:
             error.read()
     finally:
@@ -263,16 +263,16 @@ def test_a_secret_in_a_kept_header_is_redacted_like_a_body(tmp_path: Path, leaky
 
 def test_the_proxy_signs_bedrock_requests_again_for_the_upstream(tmp_path: Path) -> None:
     # The fake upstream checks the SigV4 signature with the recorder's known test credentials, as AWS would.
-    from botocore.auth import SigV4Auth  # noqa: PLC0415
-    from botocore.awsrequest import AWSRequest  # noqa: PLC0415
-    from botocore.credentials import Credentials  # noqa: PLC0415
+    from botocore.auth import SigV4Auth
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials
 
     verdicts: list[bool] = []
 
     class Verifier(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("content-length") or 0))
             authorization = self.headers["authorization"]
             signed = authorization.split("SignedHeaders=")[1].split(",")[0].split(";")
@@ -324,7 +324,7 @@ def test_a_malformed_error_turn_file_is_a_clear_input_error(tmp_path: Path) -> N
 
 
 def test_redact_replaces_phone_numbers_and_keeps_numbers_that_are_not() -> None:
-    from conformance.hygiene import redact  # noqa: PLC0415
+    from conformance.hygiene import redact
 
     assert redact("call +44 20 7946 0958, +49 30 1234567 or (212) 555-0100") == \
         "call <redacted>, <redacted> or <redacted>"
@@ -383,7 +383,7 @@ def test_the_vendor_path_is_forwarded_as_the_client_encoded_it() -> None:
     class Echo(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             self.rfile.read(int(self.headers.get("content-length") or 0))
             seen.append(self.path)
             self.send_response(200)
@@ -419,7 +419,7 @@ def test_account_ids_in_error_bodies_are_replaced() -> None:
 
 
 def test_a_bedrock_error_frame_decodes_to_its_member_line() -> None:
-    from conformance.providers.bedrock_converse.eventstream import decode_jsonl, frame  # noqa: PLC0415
+    from conformance.providers.bedrock_converse.eventstream import decode_jsonl, frame
 
     data = frame({":message-type": "event", ":event-type": "messageStart", ":content-type": "application/json"},
                  b'{"role":"assistant"}') + frame(

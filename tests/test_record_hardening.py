@@ -37,7 +37,7 @@ class _Vendor(BaseHTTPRequestHandler):
     seen: list[str] = []
     behave: Callable[[_Vendor, int], None]
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("content-length") or 0))
         type(self).seen.append(self.headers.get("authorization", ""))
         if self.headers.get("authorization") != f"Bearer {USER_KEY}":
@@ -284,7 +284,7 @@ class _HostileVendor(_Vendor):
 
     turns: dict[bool, int] = {}
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         request = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)) or b"{}")
         type(self).seen.append(self.headers.get("authorization", ""))
         if self.headers.get("authorization") != f"Bearer {USER_KEY}":
@@ -378,7 +378,7 @@ def test_a_clients_own_key_is_forwarded_and_only_the_placeholder_is_swapped() ->
     seen: list[str] = []
 
     class Echo(_Vendor):
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             self.rfile.read(int(self.headers.get("content-length") or 0))
             seen.append(self.headers.get("authorization", ""))
             self._send(200, TURNS[0])

@@ -71,7 +71,7 @@ def test_usage_compares_only_cases_every_provider_ran_to_the_same_outcome() -> N
 def test_the_report_records_what_it_measured_with() -> None:
     stack = builtin_stacks()["openai-chat@openai-sdk"]
     report = build_report([_row("c", "openai-chat", ["text"], "answer_ready")], ["openai-chat"], [stack])
-    import openai  # noqa: PLC0415
+    import openai
 
     assert {key: value for key, value in report["measured"].items() if key != "fixtures"} == {
         "suite": __version__, "python": platform.python_version(),

@@ -344,8 +344,8 @@ def test_the_in_process_transports_serve_the_same_turns_without_a_socket(monkeyp
 
 
 def test_a_client_that_resets_its_connection_prints_nothing(capfd: pytest.CaptureFixture[str]) -> None:
-    import socket  # noqa: PLC0415
-    import struct  # noqa: PLC0415
+    import socket
+    import struct
 
     with BackgroundServer(ALL_CASES) as server:
         port = int(server.base.rsplit(":", 1)[1])

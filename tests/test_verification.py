@@ -30,7 +30,7 @@ def _cases(tmp_path: Path, name: str) -> Path:
 
 
 def test_a_report_records_its_fixture_set_by_content(tmp_path: Path) -> None:
-    import openai  # noqa: PLC0415
+    import openai
 
     cases = _cases(tmp_path, "cases")
     first = json.loads(_run(tmp_path, "a", cases).read_text())
@@ -51,7 +51,7 @@ def test_a_report_records_its_fixture_set_by_content(tmp_path: Path) -> None:
 
 
 def test_verify_answers_yes_or_no_with_the_reason(tmp_path: Path) -> None:
-    import openai  # noqa: PLC0415
+    import openai
 
     major = int(openai.__version__.split(".")[0])
     cases = _cases(tmp_path, "cases")
