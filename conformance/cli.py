@@ -12,33 +12,8 @@ from typing import Any
 
 from conformance import gate as gate_command
 from conformance import record_command, serve_command
-from conformance.cases import base_provider, load_cases
-from conformance.catalogue import render_catalogue
-from conformance.classify import classify_response
-from conformance.diff import accepted_warnings, apply_accepted, compare, load_accepted, load_document
-from conformance.diff import fails as diff_fails
-from conformance.diff import render_json as render_diff_json
-from conformance.diff import render_markdown as render_diff
 from conformance.errors import InputError, Problem
-from conformance.files import read_regular_file, regular_file_problem
-from conformance.fixtures import shown_path
-from conformance.github import post_comment
-from conformance.http import lower_headers
-from conformance.hygiene import hygiene_problems, redact_file
-from conformance.jsontext import parse_json
-from conformance.pytool import PythonTool
-from conformance.registry import select_adapters
-from conformance.report import build_report, fixture_files, render_markdown, render_summary, write_reports
-from conformance.reportfiles import Terminated, append_step_summary, handle_sigterm_as_interrupt, write_atomic
-from conformance.runner import run_all, run_case
 from conformance.sanitize import report_safe, terminal_safe
-from conformance.scaffold import init, schema_path, schema_text
-from conformance.selection import columns, coverage, missing_providers, select_items
-from conformance.shard import merge_reports, parse_shard, split
-from conformance.sse import read_chunks
-from conformance.stack import select_stacks
-from conformance.stack_runner import stack_lanes
-from conformance.verification import verify as verify_reports
 from conformance.yamlfile import MAX_FILE_BYTES
 
 EXIT_OK, EXIT_FAILED, EXIT_INPUT = 0, 1, 2
@@ -152,6 +127,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns its exit code (0, 1, 2, 130 or 143)."""
+    from conformance.reportfiles import Terminated, handle_sigterm_as_interrupt
+
     arguments = build_parser().parse_args(argv)
     handle_sigterm_as_interrupt()
     handler = {"run": _run, "inspect": _inspect, "diff": _diff, "list": _list, "redact": _redact,
@@ -177,6 +154,8 @@ def _serve(arguments: argparse.Namespace) -> int:
 
 
 def _verify(arguments: argparse.Namespace) -> int:
+    from conformance.verification import verify as verify_reports
+
     yes, lines = verify_reports(arguments.reports, arguments.require, green=not arguments.allow_failures,
                                 fixtures=arguments.fixtures)
     for line in lines:
@@ -186,12 +165,17 @@ def _verify(arguments: argparse.Namespace) -> int:
 
 
 def _comment(arguments: argparse.Namespace) -> int:
+    from conformance.github import post_comment
+
     return post_comment(arguments.file)
 
 
 def _merge(arguments: argparse.Namespace) -> int:
     """Exit 0 once the merged set is written, whatever its rows say: the shards' own exit codes (and
     ``conformance verify``) tell whether rows failed."""
+    from conformance.report import render_summary, write_reports
+    from conformance.shard import merge_reports
+
     report = merge_reports(arguments.reports, exclude=arguments.report_dir)
     written = write_reports(report, arguments.report_dir)
     print(terminal_safe(render_summary(report)))
@@ -210,6 +194,16 @@ def _roots(arguments: argparse.Namespace) -> list[Path]:
 
 
 def _run(arguments: argparse.Namespace) -> int:
+    from conformance.cases import base_provider, load_cases
+    from conformance.registry import select_adapters
+    from conformance.report import build_report, fixture_files, render_markdown, render_summary, write_reports
+    from conformance.reportfiles import append_step_summary
+    from conformance.runner import run_case
+    from conformance.selection import columns, coverage, missing_providers, select_items
+    from conformance.shard import parse_shard, split
+    from conformance.stack import select_stacks
+    from conformance.stack_runner import stack_lanes
+
     known = select_adapters(None, arguments.adapter)
     adapters = select_adapters(arguments.provider, arguments.adapter)
     cases = load_cases(_roots(arguments), max_file_bytes=arguments.max_file_bytes,
@@ -252,6 +246,13 @@ def _run(arguments: argparse.Namespace) -> int:
 
 
 def _inspect(arguments: argparse.Namespace) -> int:
+    from conformance.classify import classify_response
+    from conformance.files import read_regular_file, regular_file_problem
+    from conformance.http import lower_headers
+    from conformance.jsontext import parse_json
+    from conformance.registry import select_adapters
+    from conformance.sse import read_chunks
+
     adapters = select_adapters([arguments.provider], arguments.adapter)
     adapter = adapters[arguments.provider]
     shown = str(arguments.file)
@@ -306,6 +307,8 @@ def _looks_like_stream(data: bytes) -> bool:
 
     A JSON body cut short is neither: its first line (``{`` of a pretty-printed body) is not a whole object, so
     it is reported as "not JSON" instead of being read as a broken stream."""
+    from conformance.jsontext import parse_json
+
     stripped = data.lstrip()
     if stripped.startswith((b"data:", b"event:", b":", b"id:", b"retry:")):
         return True
@@ -319,6 +322,12 @@ def _looks_like_stream(data: bytes) -> bool:
 
 
 def _diff(arguments: argparse.Namespace) -> int:
+    from conformance.diff import accepted_warnings, apply_accepted, compare, load_accepted, load_document
+    from conformance.diff import fails as diff_fails
+    from conformance.diff import render_json as render_diff_json
+    from conformance.diff import render_markdown as render_diff
+    from conformance.reportfiles import write_atomic
+
     (old, old_findings), (new, new_findings) = load_document(arguments.old), load_document(arguments.new)
     changes = compare(old, new, old_findings, new_findings)
     if arguments.accept is not None:
@@ -334,6 +343,10 @@ def _diff(arguments: argparse.Namespace) -> int:
 
 
 def _list(arguments: argparse.Namespace) -> int:
+    from conformance.cases import load_cases
+    from conformance.catalogue import render_catalogue
+    from conformance.registry import select_adapters
+
     cases = load_cases(_roots(arguments), known_providers=select_adapters(None, arguments.adapter))
     if arguments.markdown:
         print(terminal_safe(render_catalogue(cases)), end="")
@@ -345,6 +358,8 @@ def _list(arguments: argparse.Namespace) -> int:
 
 
 def _redact(arguments: argparse.Namespace) -> int:
+    from conformance.hygiene import redact_file
+
     for path in arguments.files:
         if redact_file(path):
             print(terminal_safe(f"redacted {path}"))
@@ -352,6 +367,13 @@ def _redact(arguments: argparse.Namespace) -> int:
 
 
 def _validate(arguments: argparse.Namespace) -> int:
+    from conformance.cases import load_cases
+    from conformance.fixtures import shown_path
+    from conformance.hygiene import hygiene_problems
+    from conformance.pytool import PythonTool
+    from conformance.registry import select_adapters
+    from conformance.runner import run_all
+
     roots = _roots(arguments)
     adapters = select_adapters(None, arguments.adapter)
     cases = load_cases(roots, max_file_bytes=arguments.max_file_bytes, known_providers=adapters)
@@ -383,6 +405,8 @@ def _validate(arguments: argparse.Namespace) -> int:
 
 
 def _init(arguments: argparse.Namespace) -> int:
+    from conformance.scaffold import init
+
     if not arguments.folder.is_dir():
         raise InputError([Problem(str(arguments.folder), None, "not a folder", "create it first, or pass a folder")])
     for line in init(arguments.folder, BUNDLED_CASES):
@@ -391,6 +415,8 @@ def _init(arguments: argparse.Namespace) -> int:
 
 
 def _schema(arguments: argparse.Namespace) -> int:
+    from conformance.scaffold import schema_path, schema_text
+
     print(schema_path(arguments.name) if arguments.path else schema_text(arguments.name), end="\n" if arguments.path
           else "")
     return EXIT_OK

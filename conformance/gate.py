@@ -32,16 +32,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from conformance import __version__
-from conformance.diff import (
-    accepted_warnings,
-    apply_accepted,
-    compare,
-    fails,
-    load_accepted,
-    load_document,
-    render_json,
-    render_markdown,
-)
 from conformance.errors import InputError, Problem
 from conformance.hygiene import REDACTED, redact
 from conformance.reportfiles import append_step_summary, write_atomic
@@ -108,6 +98,18 @@ def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 def gate(arguments: argparse.Namespace) -> int:
     """Build both reports, diff them, write the outputs; the exit code of the module docstring."""
+    # Imported when the command runs (DeepDiff is a third of the CLI's import time): `--help` reads the parser only.
+    from conformance.diff import (
+        accepted_warnings,
+        apply_accepted,
+        compare,
+        fails,
+        load_accepted,
+        load_document,
+        render_json,
+        render_markdown,
+    )
+
     check_ref_name(arguments.base)
     absolute = [str(path) for path in arguments.cases if path.is_absolute()]
     if absolute:

@@ -22,7 +22,7 @@ import pytest
 from conformance.cases import CASE_FILE, WORLD_FILE, Case, base_provider, load_cases
 from conformance.errors import InputError
 from conformance.pytool import ALLOW_ENV, ALLOW_VALUE
-from conformance.record import MODES as RECORD_MODES
+from conformance.recordmodes import MODES as RECORD_MODES
 from conformance.registry import select_adapters
 from conformance.report import build_report, fixture_files, write_reports
 from conformance.runner import modes_for, run_case_with_requests

@@ -45,11 +45,11 @@ from urllib.parse import unquote
 from conformance.adapter import task_for_turn
 from conformance.errors import InputError, Problem
 from conformance.hygiene import redact, scan_text
+from conformance.recordmodes import MODES
 from conformance.replay import SESSION, Replay, Reply
 from conformance.reportfiles import signals_deferred
 from conformance.serve import ReplayServer
 
-MODES = ("none", "once", "new_episodes", "all")
 # Response headers that change a client's behaviour (docs/record.md, "Redaction, on by default"): kept. Every
 # other header is dropped.
 KEPT_HEADERS = frozenset({"content-type", "retry-after", "retry-after-ms", "x-should-retry", "x-amzn-errortype"})

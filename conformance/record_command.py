@@ -11,27 +11,18 @@ import re
 import threading
 import urllib.parse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from conformance.cases import VARIANT, VARIANT_NAME, Case, ProviderFixtures, load_cases
 from conformance.errors import InputError, Problem
-from conformance.hygiene import redact
-from conformance.record import (
-    MODES,
-    KeySwap,
-    Recorder,
-    RecordServer,
-    Signer,
-    Staged,
-    drive_case,
-    sigv4_signer,
-    stage_session,
-    upstream_for,
-    write_fixtures,
-)
-from conformance.registry import builtin_adapters, select_adapters
-from conformance.replay import Replay
-from conformance.stack import builtin_stacks, select_stacks
+from conformance.recordmodes import MODES
+
+if TYPE_CHECKING:
+    from conformance.cases import Case
+    from conformance.record import (
+        KeySwap,
+        Signer,
+        Staged,
+    )
 
 
 def add_parser(commands: Any, cases_help: str) -> None:
@@ -62,6 +53,9 @@ def add_parser(commands: Any, cases_help: str) -> None:
 
 def record(arguments: argparse.Namespace, roots: list[Path]) -> int:
     """Record each case, write its fixtures (all or nothing per provider folder), say what was written."""
+    from conformance.cases import VARIANT_NAME, load_cases
+    from conformance.registry import select_adapters
+
     adapters = select_adapters(None, None)
     if arguments.provider not in adapters:
         raise InputError([Problem("--provider", None, f"unknown provider {arguments.provider!r}",
@@ -97,6 +91,9 @@ def record_cases(cases: list[Case], provider: str, upstreams: dict[str, str], re
     """Record each case's ``provider`` turns through the stack and the proxy, write them (all or nothing per
     provider folder; a ``variant`` into ``<provider>~<variant>/``), and return one line per case saying what was
     written."""
+    from conformance.cases import VARIANT, ProviderFixtures
+    from conformance.record import write_fixtures
+
     stack = _stack(stack_spec, provider)
     target = provider if variant is None else f"{provider}{VARIANT}{variant}"
     lines = []
@@ -129,6 +126,10 @@ def unexpected_errors(case: Case, provider: str, staged: list[Staged]) -> list[s
     (redacted): such a recording must never replace what is there (docs/record.md). An error turn is expected when
     the provider's adapter reads it as the kind the case expects of that turn (and, for the last turn, with the
     reason or source the case names): a 401 where the case expects a rate limit is not; a redirect never is."""
+    from conformance.cases import VARIANT
+    from conformance.hygiene import redact
+    from conformance.registry import builtin_adapters
+
     expected = case.expectation_for(provider)
     adapter = builtin_adapters().get(provider.split(VARIANT, 1)[0])
     kinds = expected.turns or ()
@@ -163,6 +164,9 @@ def credentials_for(provider: str, upstream: str) -> dict[str, KeySwap]:
     """The user's key for the provider's upstream, from the environment the vendor's SDK reads (``Wire.credential``):
     it replaces the placeholder a reference stack sends, never a key the client sent itself, and is never written.
     Without it, a placeholder request to a host that is not loopback is refused, naming the variable."""
+    from conformance.record import KeySwap
+    from conformance.registry import builtin_adapters
+
     wire = builtin_adapters()[provider].wire
     credential = wire.credential if wire is not None else None
     if credential is None:
@@ -181,6 +185,10 @@ def credentials_for(provider: str, upstream: str) -> dict[str, KeySwap]:
 
 def _record_one(case: Case, provider: str, stack: Any, modes: tuple[str, ...], upstreams: dict[str, str],
                 record_mode: str) -> list[Staged]:
+    from conformance.hygiene import redact
+    from conformance.record import Recorder, RecordServer, drive_case, stage_session, upstream_for
+    from conformance.replay import Replay
+
     templates = {name: upstream_for(url, case.id, name, "{mode}") for name, url in upstreams.items()}
     credentials = credentials_for(provider, templates.get(provider, ""))
     staged: list[Staged] = []
@@ -209,6 +217,7 @@ def _record_one(case: Case, provider: str, stack: Any, modes: tuple[str, ...], u
 
 def _merged(staged: list[Staged]) -> list[Staged]:
     """One file per name: an error turn recorded in both modes is written once."""
+
     by_name: dict[str, Staged] = {}
     for item in staged:
         by_name.setdefault(item.name, item)
@@ -217,6 +226,8 @@ def _merged(staged: list[Staged]) -> list[Staged]:
 
 def _with_provider(case: Case, provider: str) -> Case:
     """The case with an (empty) entry for a provider it has no fixtures for yet, so the loop can run it."""
+    from conformance.cases import ProviderFixtures
+
     if provider in case.providers:
         return case
     return dataclasses.replace(case, providers={**case.providers, provider: ProviderFixtures(turns=())})
@@ -226,6 +237,8 @@ def _promote(arguments: argparse.Namespace, roots: list[Path], adapters: Any) ->
     """Make a variant the provider's fixtures, case by case: ``<provider>/`` → ``<provider>~before-<variant>/``,
     then ``<provider>~<variant>/`` → ``<provider>/``. Every case is checked before any folder moves, and a move that
     fails puts back the ones already made."""
+    from conformance.cases import VARIANT, VARIANT_NAME, load_cases
+
     if arguments.variant is None:
         raise InputError([Problem("--promote", None, "--promote needs --variant NAME", "name the variant to promote")])
     kept_name = f"before-{arguments.variant}"
@@ -277,6 +290,8 @@ def _promotable(case: Case, folder: Path, provider: str, variant: str, kept: Pat
     """Why a case's variant cannot be promoted, or None: the provider must be listed and recorded in its own folder
     (turns listed inline in case.yaml would not be replaced), the variant recorded, the name for the old folder
     free."""
+    from conformance.cases import VARIANT
+
     own = folder / provider
     turns = case.providers.get(provider)
     if turns is None:
@@ -309,6 +324,8 @@ def upstreams_from(values: list[str]) -> dict[str, str]:
 
 
 def _stack(spec: str | None, provider: str) -> Any:
+    from conformance.stack import builtin_stacks, select_stacks
+
     if spec is None:
         matching = [stack for stack in builtin_stacks().values() if stack.provider == provider]
         if not matching:
@@ -327,6 +344,8 @@ def _stack(spec: str | None, provider: str) -> Any:
 def _signers(provider: str) -> dict[str, Signer]:
     """Bedrock's re-signer, with the recorder's own credentials from the environment (AWS_ACCESS_KEY_ID,
     AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION)."""
+    from conformance.record import sigv4_signer
+
     if provider != "bedrock-converse":
         return {}
     key, secret = os.environ.get("AWS_ACCESS_KEY_ID"), os.environ.get("AWS_SECRET_ACCESS_KEY")

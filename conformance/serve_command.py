@@ -7,12 +7,10 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from conformance.cases import load_cases
-from conformance.registry import select_adapters
-from conformance.reportfiles import write_atomic
-from conformance.serve import ReplayServer, client_environment, run_server, session_records
+if TYPE_CHECKING:
+    from conformance.serve import ReplayServer
 
 
 def add_parser(commands: Any, cases_help: str) -> None:
@@ -31,6 +29,12 @@ def add_parser(commands: Any, cases_help: str) -> None:
 
 def serve(arguments: argparse.Namespace, roots: list[Path]) -> int:
     """Run the server until its bounds; exit 1 when a client asked for a turn that was not recorded."""
+    # Imported when the command runs: `conformance --help` reads only the parsers.
+    from conformance.cases import load_cases
+    from conformance.registry import select_adapters
+    from conformance.reportfiles import write_atomic
+    from conformance.serve import client_environment, run_server, session_records
+
     adapters = select_adapters(None, arguments.adapter)
     cases = load_cases(roots, known_providers=adapters)
 
