@@ -56,6 +56,7 @@ _WORKER_SHARD = "conformance_shard"
 _IDS_KEY = pytest.StashKey[dict[str, str]]()
 _ADAPTERS_KEY = pytest.StashKey[dict[str, Any]]()
 _DESELECTED_KEY = pytest.StashKey[int]()
+_ALLOWED_KEY = pytest.StashKey[bool]()
 _SHARDING_KEY = pytest.StashKey[bool]()
 _FROZEN_KEY = pytest.StashKey[bool]()
 _STACKS_KEY = pytest.StashKey[list[Any]]()
@@ -105,8 +106,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     """Opted in or not; when in, the cases folders join the collection unless explicit paths were given."""
-    if str(config.getini("conformance_python_tools")).strip().lower() == ALLOW_VALUE:
-        os.environ.setdefault(ALLOW_ENV, ALLOW_VALUE)  # the owner's configuration allows python tools
+    if str(config.getini("conformance_python_tools")).strip().lower() == ALLOW_VALUE and ALLOW_ENV not in os.environ:
+        os.environ[ALLOW_ENV] = ALLOW_VALUE  # the owner's configuration allows python tools; undone at unconfigure
+        config.stash[_ALLOWED_KEY] = True
     roots = [Path(path).resolve() for path in config.getini("conformance_cases")]
     explicit = [Path(path).resolve() for path in config.getoption("conformance_cases")]
     config.stash[_ROOTS_KEY] = list(dict.fromkeys(roots + explicit))
@@ -204,6 +206,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     """Leave the host process as it was found."""
     if config.stash.get(_FROZEN_KEY, False):
         gc.unfreeze()
+    if config.stash.get(_ALLOWED_KEY, False):
+        os.environ.pop(ALLOW_ENV, None)
 
 
 def _roots(config: pytest.Config) -> list[Path]:

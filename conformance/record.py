@@ -185,7 +185,7 @@ class Recorder:
             sent_value = next((value for name, value in sent.items() if name.lower() == swap.header), None)
             if sent_value == swap.placeholder:  # a reference stack's fake key: the user's goes in its place
                 if swap.value is None:
-                    return _unreadable(provider, body, swap.missing)
+                    return _unreadable(body, swap.missing)
                 sent = {name: value for name, value in sent.items() if name.lower() != swap.header}
                 sent[swap.header] = swap.value
         signer = self.signers.get(provider)
@@ -204,7 +204,7 @@ class Recorder:
             # header too long): the client gets the proxy's own error, and the session cannot be written. The URL
             # is not repeated (its query may hold a key).
             reason = str(getattr(error, "reason", None) or type(error).__name__)[:200]
-            return _unreadable(provider, body, f"the recording proxy could not reach the upstream for {provider}: "
+            return _unreadable(body, f"the recording proxy could not reach the upstream for {provider}: "
                                                f"{reason}")
 
     def recorded(self, case_id: str, provider: str, mode: str) -> tuple[int, list[Exchange]]:
@@ -224,7 +224,7 @@ class _NoRedirects(urllib.request.HTTPRedirectHandler):
 _OPENER = urllib.request.build_opener(_NoRedirects)
 
 
-def _unreadable(provider: str, request: bytes, message: str) -> Exchange:
+def _unreadable(request: bytes, message: str) -> Exchange:
     """The proxy's own answer when the upstream's cannot be recorded; nothing of the session is written."""
     return Exchange(request, 502, {"content-type": "application/json", "x-should-retry": "false"}, json.dumps(
         {"error": {"type": "conformance_record", "message": message}}).encode(), failed=message)
@@ -241,20 +241,20 @@ def _decoded(provider: str, exchange: Exchange) -> Exchange:
             decoder = zlib.decompressobj(wbits=47 if encoding != "deflate" else 15)
             decoded = decoder.decompress(exchange.body, MAX_DECODED_BYTES + 1)
             if len(decoded) > MAX_DECODED_BYTES or decoder.unconsumed_tail:
-                return _unreadable(provider, exchange.request, f"the upstream for {provider} sent a {encoding} body "
+                return _unreadable(exchange.request, f"the upstream for {provider} sent a {encoding} body "
                                                                f"that decodes to over {MAX_DECODED_BYTES:,} bytes")
             if not decoder.eof:
-                return _unreadable(provider, exchange.request, f"the upstream for {provider} sent a {encoding} body "
+                return _unreadable(exchange.request, f"the upstream for {provider} sent a {encoding} body "
                                                                "that ends before its end")
             exchange.body = decoded
         elif encoding not in ("identity", ""):
-            return _unreadable(provider, exchange.request, f"the upstream for {provider} answered with content-"
+            return _unreadable(exchange.request, f"the upstream for {provider} answered with content-"
                                                            f"encoding {encoding!r}, which the proxy cannot read")
     except (OSError, zlib.error, EOFError):
-        return _unreadable(provider, exchange.request, f"the upstream for {provider} sent a {encoding} body that "
+        return _unreadable(exchange.request, f"the upstream for {provider} sent a {encoding} body that "
                                                        "does not decode")
     if exchange.body[:2] == b"\x1f\x8b":
-        return _unreadable(provider, exchange.request, f"the upstream for {provider} sent gzip bytes without saying "
+        return _unreadable(exchange.request, f"the upstream for {provider} sent gzip bytes without saying "
                                                        "so (no content-encoding)")
     return exchange
 

@@ -243,3 +243,11 @@ def _problem(wire: Wire | None, status: int, message: str) -> Reply:
     else:
         payload = {"error": {"type": "conformance_replay", "message": message}}
     return Reply(status, headers, [json.dumps(payload, ensure_ascii=False).encode("utf-8")])
+
+
+def refusal(status: int, message: str) -> Reply:
+    """A request refused before it was read whole (bad framing, too large): the server's own error, and the
+    connection closed, since what follows on it cannot be framed."""
+    reply = _problem(None, status, message)
+    reply.headers["connection"] = "close"
+    return reply

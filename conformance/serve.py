@@ -7,7 +7,6 @@ waits for the client's delayed ACK (about 45 ms a request).
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 import threading
@@ -19,7 +18,7 @@ from urllib.parse import urlsplit
 
 from conformance.adapter import Adapter
 from conformance.cases import Case, base_provider
-from conformance.replay import Replay, Reply
+from conformance.replay import Replay, Reply, refusal
 from conformance.reportfiles import Terminated
 from conformance.request_check import check_sent
 
@@ -50,7 +49,7 @@ class _Handler(BaseHTTPRequestHandler):
                 body = self._body()
             except _BadRequest as refused:
                 self.close_connection = True  # what follows on this connection cannot be framed
-                reply = _refusal(refused.status, str(refused))
+                reply = refusal(refused.status, str(refused))
             else:
                 reply = self.server.answer(method, parts.path, parts.query,
                                            {k.lower(): v for k, v in self.headers.items()}, body)
@@ -136,12 +135,6 @@ class _BadRequest(Exception):
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status
-
-
-def _refusal(status: int, message: str) -> Reply:
-    payload = {"error": {"type": "conformance_replay", "message": message}}
-    return Reply(status, {"content-type": "application/json", "x-should-retry": "false", "connection": "close"},
-                 [json.dumps(payload).encode("utf-8")])
 
 
 class ReplayServer(ThreadingHTTPServer):

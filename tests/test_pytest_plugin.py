@@ -4,6 +4,7 @@ the cases, adapter exceptions with their traceback, required providers, no state
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -71,6 +72,17 @@ def test_a_host_process_that_runs_pytest_gets_its_gc_state_back(pytester: pytest
     result = pytester.run(sys.executable, "-c", script, timeout=300)
     assert result.ret == 0, result.stdout.str()[-2000:]
     result.stdout.fnmatch_lines(["*10 passed*", "frozen after the session: 0"])
+
+
+def test_the_python_tools_setting_allows_them_for_the_session_only(pytester: pytest.Pytester,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CONFORMANCE_PYTHON_TOOLS", raising=False)
+    _repository(pytester, ini='conformance_cases = ["cases"]\nconformance_python_tools = "allow"')
+    pytester.makepyfile(test_env="import os\n\ndef test_env():\n"
+                                 "    assert os.environ['CONFORMANCE_PYTHON_TOOLS'] == 'allow'\n")
+    result = pytester.runpytest_inprocess(*PLUGIN, "--snapshot-update", "test_env.py")
+    result.assert_outcomes(passed=1)
+    assert "CONFORMANCE_PYTHON_TOOLS" not in os.environ  # the host process gets its environment back
 
 
 def test_the_command_line_option_opts_in_without_an_ini(pytester: pytest.Pytester) -> None:
