@@ -44,7 +44,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from conformance.adapter import (  # noqa: E402
+from conformance.engine.correlation import check_correlation  # noqa: E402
+from conformance.engine.registry import builtin_adapters  # noqa: E402
+from conformance.engine.runner import total_usage  # noqa: E402
+from conformance.engine.sanitize import report_safe  # noqa: E402
+from conformance.kit.adapter import (  # noqa: E402
     Adapter,
     ModelTurn,
     Task,
@@ -54,11 +58,7 @@ from conformance.adapter import (  # noqa: E402
     TranscriptEntry,
     UserMessage,
 )
-from conformance.correlation import check_correlation  # noqa: E402
-from conformance.registry import builtin_adapters  # noqa: E402
-from conformance.runner import total_usage  # noqa: E402
-from conformance.sanitize import report_safe  # noqa: E402
-from conformance.types import KINDS, Empty, ModelResponse, Text  # noqa: E402
+from conformance.kit.types import KINDS, Empty, ModelResponse, Text  # noqa: E402
 from tests.mutations import (  # noqa: E402
     HOSTILE_JSON_TEXTS,
     ODD_STRINGS,
@@ -75,7 +75,7 @@ from tests.mutations import (  # noqa: E402
 )
 
 try:  # what the fixture loader and the loop parse JSON with (depth-bounded), where this tree has it
-    from conformance.jsontext import parse_json as load_json
+    from conformance.kit.jsontext import parse_json as load_json
 except ImportError:  # pragma: no cover - an older tree
     load_json = json.loads
 
@@ -433,7 +433,7 @@ def _report_failure(error: Exception) -> Failure:
 
 
 def _tool_result(index: int, call: Any) -> ToolResult:
-    """What the world would answer (conformance/world.py): the record, or an error naming the key sent."""
+    """What the world would answer (conformance/engine/world.py): the record, or an error naming the key sent."""
     arguments = call.parsed_arguments or {}
     key = arguments.get("order_id", arguments.get("invoice_id")) if hasattr(arguments, "get") else None
     if index % 2 and isinstance(key, str):

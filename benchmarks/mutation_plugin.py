@@ -21,5 +21,5 @@ def pytest_configure(config: pytest.Config) -> None:
     if mutant["action"] == "delete":
         del table[mutant["key"]]
     else:
-        namespace = {**vars(importlib.import_module("conformance.verdict")), **vars(module)}
+        namespace = {**vars(importlib.import_module("conformance.kit.verdict")), **vars(module)}
         table[mutant["key"]] = eval(mutant["value"], namespace)  # noqa: S307 - expressions written by the script

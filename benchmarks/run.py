@@ -26,13 +26,13 @@ sys.path.insert(0, str(ROOT))
 import yaml  # noqa: E402
 from deepdiff import DeepDiff  # noqa: E402
 
-from conformance.cases import load_cases  # noqa: E402
-from conformance.classify import classify_response  # noqa: E402
-from conformance.diff import compare  # noqa: E402
-from conformance.registry import builtin_adapters  # noqa: E402
-from conformance.report import build_report  # noqa: E402
-from conformance.runner import modes_for, run_all  # noqa: E402
-from conformance.schemas import validator  # noqa: E402
+from conformance.engine.cases import load_cases  # noqa: E402
+from conformance.engine.classify import classify_response  # noqa: E402
+from conformance.engine.registry import builtin_adapters  # noqa: E402
+from conformance.engine.runner import modes_for, run_all  # noqa: E402
+from conformance.engine.schemas import validator  # noqa: E402
+from conformance.report.build import build_report  # noqa: E402
+from conformance.report.diff import compare  # noqa: E402
 from tests.helpers import copied_cases  # noqa: E402
 
 CASES = ROOT / "cases"

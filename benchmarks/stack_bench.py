@@ -40,13 +40,13 @@ sys.path.insert(0, str(ROOT))
 import httpx2  # noqa: E402
 import openai  # noqa: E402
 
-from conformance.cases import Case, load_cases  # noqa: E402
-from conformance.registry import builtin_adapters  # noqa: E402
-from conformance.replay import Replay  # noqa: E402
-from conformance.serve import BackgroundServer, session_base  # noqa: E402
-from conformance.stack import builtin_stacks  # noqa: E402
-from conformance.stack_runner import run_stack_case  # noqa: E402
-from conformance.transports import httpx_transport  # noqa: E402
+from conformance.engine.cases import Case, load_cases  # noqa: E402
+from conformance.engine.registry import builtin_adapters  # noqa: E402
+from conformance.replay.router import Replay  # noqa: E402
+from conformance.replay.server import BackgroundServer, session_base  # noqa: E402
+from conformance.replay.transports import httpx_transport  # noqa: E402
+from conformance.stacks.runner import run_stack_case  # noqa: E402
+from conformance.stacks.stack import builtin_stacks  # noqa: E402
 
 CASE_ID = "normal"
 REPEATS = 5
@@ -117,10 +117,10 @@ STACK_TESTS = """
 import os
 from pathlib import Path
 import pytest
-from conformance.cases import load_cases
-from conformance.registry import builtin_adapters
-from conformance.stack import builtin_stacks
-from conformance.stack_runner import run_stack_case
+from conformance.engine.cases import load_cases
+from conformance.engine.registry import builtin_adapters
+from conformance.stacks.stack import builtin_stacks
+from conformance.stacks.runner import run_stack_case
 CASE = next(case for case in load_cases([Path(os.environ["BENCH_CASES"])]) if case.id == "normal")
 CHAT, STACK = builtin_adapters()["openai-chat"], builtin_stacks()["openai-chat@openai-sdk"]
 run_stack_case(CASE, STACK, CHAT, "body", True)  # warm up at collection, as the cassette tests build their client

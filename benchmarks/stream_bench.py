@@ -21,8 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from conformance.registry import builtin_adapters
-from conformance.sse import read_chunks
+from conformance.engine.registry import builtin_adapters
+from conformance.kit.sse import read_chunks
 
 EVENTS = 1200
 REPEATS = 7

@@ -10,11 +10,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from conformance import gate as gate_command
-from conformance import record_command, serve_command
+from conformance.commands import gate as gate_command
+from conformance.commands import record as record_command
+from conformance.commands import serve as serve_command
+from conformance.engine.sanitize import report_safe, terminal_safe
+from conformance.engine.yamlfile import MAX_FILE_BYTES
 from conformance.errors import InputError, Problem
-from conformance.sanitize import report_safe, terminal_safe
-from conformance.yamlfile import MAX_FILE_BYTES
 
 EXIT_OK, EXIT_FAILED, EXIT_INPUT = 0, 1, 2
 # A body given to `inspect` is read whole; a transcript (--stream) is read in chunks and has no limit.
@@ -127,7 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns its exit code (0, 1, 2, 130 or 143)."""
-    from conformance.reportfiles import Terminated, handle_sigterm_as_interrupt
+    from conformance.report.files import Terminated, handle_sigterm_as_interrupt
 
     arguments = build_parser().parse_args(argv)
     handle_sigterm_as_interrupt()
@@ -154,7 +155,7 @@ def _serve(arguments: argparse.Namespace) -> int:
 
 
 def _verify(arguments: argparse.Namespace) -> int:
-    from conformance.verification import verify as verify_reports
+    from conformance.commands.verify import verify as verify_reports
 
     yes, lines = verify_reports(arguments.reports, arguments.require, green=not arguments.allow_failures,
                                 fixtures=arguments.fixtures)
@@ -165,7 +166,7 @@ def _verify(arguments: argparse.Namespace) -> int:
 
 
 def _comment(arguments: argparse.Namespace) -> int:
-    from conformance.github import post_comment
+    from conformance.commands.comment import post_comment
 
     return post_comment(arguments.file)
 
@@ -173,8 +174,8 @@ def _comment(arguments: argparse.Namespace) -> int:
 def _merge(arguments: argparse.Namespace) -> int:
     """Exit 0 once the merged set is written, whatever its rows say: the shards' own exit codes (and
     ``conformance verify``) tell whether rows failed."""
-    from conformance.report import render_summary, write_reports
-    from conformance.shard import merge_reports
+    from conformance.engine.shard import merge_reports
+    from conformance.report.build import render_summary, write_reports
 
     report = merge_reports(arguments.reports, exclude=arguments.report_dir)
     written = write_reports(report, arguments.report_dir)
@@ -194,15 +195,15 @@ def _roots(arguments: argparse.Namespace) -> list[Path]:
 
 
 def _run(arguments: argparse.Namespace) -> int:
-    from conformance.cases import base_provider, load_cases
-    from conformance.registry import select_adapters
-    from conformance.report import build_report, fixture_files, render_markdown, render_summary, write_reports
-    from conformance.reportfiles import append_step_summary
-    from conformance.runner import run_case
-    from conformance.selection import columns, coverage, missing_providers, select_items
-    from conformance.shard import parse_shard, split
-    from conformance.stack import select_stacks
-    from conformance.stack_runner import stack_lanes
+    from conformance.engine.cases import base_provider, load_cases
+    from conformance.engine.registry import select_adapters
+    from conformance.engine.runner import run_case
+    from conformance.engine.selection import columns, coverage, missing_providers, select_items
+    from conformance.engine.shard import parse_shard, split
+    from conformance.report.build import build_report, fixture_files, render_markdown, render_summary, write_reports
+    from conformance.report.files import append_step_summary
+    from conformance.stacks.runner import stack_lanes
+    from conformance.stacks.stack import select_stacks
 
     known = select_adapters(None, arguments.adapter)
     adapters = select_adapters(arguments.provider, arguments.adapter)
@@ -213,7 +214,7 @@ def _run(arguments: argparse.Namespace) -> int:
     shard_of = parse_shard(arguments.shard) if arguments.shard is not None else None
     shard = None
     if items and shard_of is not None:
-        # Every shard sees every selected item, so each computes the same split (conformance.shard).
+        # Every shard sees every selected item, so each computes the same split (conformance.engine.shard).
         mine, shard = split(shard_of, [(item.case, item.provider, False) for item in items]
                             + [(item.case, item.provider, True) for item in items for stack in stacks
                                if stack.provider == item.provider], [*adapters.values(), *stacks])
@@ -246,12 +247,12 @@ def _run(arguments: argparse.Namespace) -> int:
 
 
 def _inspect(arguments: argparse.Namespace) -> int:
-    from conformance.classify import classify_response
-    from conformance.files import read_regular_file, regular_file_problem
-    from conformance.http import lower_headers
-    from conformance.jsontext import parse_json
-    from conformance.registry import select_adapters
-    from conformance.sse import read_chunks
+    from conformance.engine.classify import classify_response
+    from conformance.engine.files import read_regular_file, regular_file_problem
+    from conformance.engine.registry import select_adapters
+    from conformance.kit.http import lower_headers
+    from conformance.kit.jsontext import parse_json
+    from conformance.kit.sse import read_chunks
 
     adapters = select_adapters([arguments.provider], arguments.adapter)
     adapter = adapters[arguments.provider]
@@ -307,7 +308,7 @@ def _looks_like_stream(data: bytes) -> bool:
 
     A JSON body cut short is neither: its first line (``{`` of a pretty-printed body) is not a whole object, so
     it is reported as "not JSON" instead of being read as a broken stream."""
-    from conformance.jsontext import parse_json
+    from conformance.kit.jsontext import parse_json
 
     stripped = data.lstrip()
     if stripped.startswith((b"data:", b"event:", b":", b"id:", b"retry:")):
@@ -322,11 +323,11 @@ def _looks_like_stream(data: bytes) -> bool:
 
 
 def _diff(arguments: argparse.Namespace) -> int:
-    from conformance.diff import accepted_warnings, apply_accepted, compare, load_accepted, load_document
-    from conformance.diff import fails as diff_fails
-    from conformance.diff import render_json as render_diff_json
-    from conformance.diff import render_markdown as render_diff
-    from conformance.reportfiles import write_atomic
+    from conformance.report.diff import accepted_warnings, apply_accepted, compare, load_accepted, load_document
+    from conformance.report.diff import fails as diff_fails
+    from conformance.report.diff import render_json as render_diff_json
+    from conformance.report.diff import render_markdown as render_diff
+    from conformance.report.files import write_atomic
 
     (old, old_findings), (new, new_findings) = load_document(arguments.old), load_document(arguments.new)
     changes = compare(old, new, old_findings, new_findings)
@@ -343,9 +344,9 @@ def _diff(arguments: argparse.Namespace) -> int:
 
 
 def _list(arguments: argparse.Namespace) -> int:
-    from conformance.cases import load_cases
-    from conformance.catalogue import render_catalogue
-    from conformance.registry import select_adapters
+    from conformance.engine.cases import load_cases
+    from conformance.engine.registry import select_adapters
+    from conformance.report.catalogue import render_catalogue
 
     cases = load_cases(_roots(arguments), known_providers=select_adapters(None, arguments.adapter))
     if arguments.markdown:
@@ -358,7 +359,7 @@ def _list(arguments: argparse.Namespace) -> int:
 
 
 def _redact(arguments: argparse.Namespace) -> int:
-    from conformance.hygiene import redact_file
+    from conformance.replay.hygiene import redact_file
 
     for path in arguments.files:
         if redact_file(path):
@@ -367,12 +368,12 @@ def _redact(arguments: argparse.Namespace) -> int:
 
 
 def _validate(arguments: argparse.Namespace) -> int:
-    from conformance.cases import load_cases
-    from conformance.fixtures import shown_path
-    from conformance.hygiene import hygiene_problems
-    from conformance.pytool import PythonTool
-    from conformance.registry import select_adapters
-    from conformance.runner import run_all
+    from conformance.engine.cases import load_cases
+    from conformance.engine.fixtures import shown_path
+    from conformance.engine.pytool import PythonTool
+    from conformance.engine.registry import select_adapters
+    from conformance.engine.runner import run_all
+    from conformance.replay.hygiene import hygiene_problems
 
     roots = _roots(arguments)
     adapters = select_adapters(None, arguments.adapter)
@@ -382,7 +383,7 @@ def _validate(arguments: argparse.Namespace) -> int:
     # The request behind each recorded turn (`conformance record`, docs/record.md) belongs to the provider's turns.
     used |= {path.resolve() for case in cases for provider in case.providers
              for path in (Path(case.path).parent / provider / "requests").glob("turn*.json")}
-    # A python tool's file, named by world.yaml (inside the cases folder, conformance.pytool), is the world's.
+    # A python tool's file, named by world.yaml (inside the cases folder, conformance.engine.pytool), is the world's.
     used |= {(tool.function.root / tool.function.spec.rpartition(":")[0]).resolve() for case in cases
              for tool in case.world.tools.values() if isinstance(tool.function, PythonTool)
              and tool.function.spec.rpartition(":")[0].endswith(".py")}
@@ -405,7 +406,7 @@ def _validate(arguments: argparse.Namespace) -> int:
 
 
 def _init(arguments: argparse.Namespace) -> int:
-    from conformance.scaffold import init
+    from conformance.commands.init import init
 
     if not arguments.folder.is_dir():
         raise InputError([Problem(str(arguments.folder), None, "not a folder", "create it first, or pass a folder")])
@@ -415,7 +416,7 @@ def _init(arguments: argparse.Namespace) -> int:
 
 
 def _schema(arguments: argparse.Namespace) -> int:
-    from conformance.scaffold import schema_path, schema_text
+    from conformance.commands.init import schema_path, schema_text
 
     print(schema_path(arguments.name) if arguments.path else schema_text(arguments.name), end="\n" if arguments.path
           else "")

@@ -19,16 +19,16 @@ from typing import Any
 
 import pytest
 
-from conformance.cases import CASE_FILE, WORLD_FILE, Case, base_provider, load_cases
+from conformance.engine.cases import CASE_FILE, WORLD_FILE, Case, base_provider, load_cases
+from conformance.engine.pytool import ALLOW_ENV, ALLOW_VALUE
+from conformance.engine.registry import select_adapters
+from conformance.engine.runner import modes_for, run_case_with_requests
+from conformance.engine.sanitize import terminal_safe
+from conformance.engine.shard import parse_shard, split
 from conformance.errors import InputError
-from conformance.pytool import ALLOW_ENV, ALLOW_VALUE
-from conformance.recordmodes import MODES as RECORD_MODES
-from conformance.registry import select_adapters
-from conformance.report import build_report, fixture_files, write_reports
-from conformance.runner import modes_for, run_case_with_requests
-from conformance.sanitize import terminal_safe
-from conformance.shard import parse_shard, split
-from conformance.snapshot import (
+from conformance.replay.modes import MODES as RECORD_MODES
+from conformance.report.build import build_report, fixture_files, write_reports
+from conformance.report.snapshot import (
     SNAPSHOT_FOLDER,
     differences,
     entry_of,
@@ -39,8 +39,8 @@ from conformance.snapshot import (
     snapshot_file,
     write_entry,
 )
-from conformance.stack import Stack, select_stacks
-from conformance.stack_runner import run_stack_case
+from conformance.stacks.runner import run_stack_case
+from conformance.stacks.stack import Stack, select_stacks
 
 _ROOTS_KEY = pytest.StashKey[list[Path]]()
 _CASES_KEY = pytest.StashKey[dict[Path, dict[Path, list[Case]]]]()
@@ -130,7 +130,7 @@ def _record_before_collecting(config: pytest.Config) -> None:
     mode = config.getoption("conformance_record_mode")
     if mode == "none" or hasattr(config, "workerinput"):
         return
-    from conformance.record_command import record_cases, upstreams_from  # noqa: PLC0415 - only when recording
+    from conformance.commands.record import record_cases, upstreams_from  # noqa: PLC0415 - only when recording
 
     try:
         upstreams = upstreams_from(config.getoption("conformance_upstream"))
@@ -156,7 +156,7 @@ def _shard(config: pytest.Config) -> tuple[int, int] | None:
 
 @pytest.hookimpl(trylast=True)  # after -k and -m: every shard plans over what the selection kept
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
-    """``--conformance-shard I/N``: keep the case items of the cases shard I runs (``conformance.shard``); other
+    """``--conformance-shard I/N``: keep the case items of the cases shard I runs (``conformance.engine.shard``); other
     tests are left alone."""
     shard = _shard(config)
     if shard is None:

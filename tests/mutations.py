@@ -148,7 +148,7 @@ RAW_TOKENS: dict[str, str] = {
     "deep-120": '{"x":[' * 60 + "1" + "]}" * 60,
 }
 # Raw tokens a JSON body fixture can hold: the fixture loader refuses text json.loads cannot read and JSON
-# nested deeper than conformance.jsontext.MAX_DEPTH (128), so no deeper body ever reaches an adapter.
+# nested deeper than conformance.kit.jsontext.MAX_DEPTH (128), so no deeper body ever reaches an adapter.
 BODY_TOKENS = [name for name in RAW_TOKENS
                if name not in ("int5000", "deep-array", "deep-object", "deep-typed", "deep-900", "deep-200")]
 # JSON texts for string fields that hold JSON (tool-call arguments, partial_json, ...).

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
+from conformance.kit.stream import StreamResult
 from conformance.providers.anthropic_messages import ADAPTER
 from conformance.providers.anthropic_messages.response import classify_body
 from conformance.providers.anthropic_messages.stream import assemble_stream
-from conformance.stream import StreamResult
 from tests.helpers import FIXTURES, fixture
 
 P = "anthropic-messages"

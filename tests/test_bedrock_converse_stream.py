@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
+from conformance.kit.sse import read_chunks
+from conformance.kit.stream import StreamResult
 from conformance.providers.bedrock_converse import ADAPTER
 from conformance.providers.bedrock_converse.errors import ERROR_TYPES
 from conformance.providers.bedrock_converse.response import classify_body
 from conformance.providers.bedrock_converse.stream import assemble_stream
-from conformance.sse import read_chunks
-from conformance.stream import StreamResult
 from tests.botocore_shapes import converse_stream_event_violations, service_model
 from tests.helpers import FIXTURES, fixture
 

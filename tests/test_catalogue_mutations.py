@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from conformance.cases import load_cases
+from conformance.engine.cases import load_cases
+from conformance.engine.registry import builtin_adapters
+from conformance.engine.runner import run_case
 from conformance.errors import InputError
-from conformance.registry import builtin_adapters
-from conformance.runner import run_case
 from tests.helpers import CASES
 
 A, B, C, G, R = "anthropic-messages", "bedrock-converse", "openai-chat", "gemini", "openai-responses"

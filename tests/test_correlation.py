@@ -5,12 +5,12 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from conformance.adapter import Adapter
-from conformance.cases import load_cases
-from conformance.correlation import check_correlation
-from conformance.loop import run_loop
-from conformance.registry import builtin_adapters
-from conformance.types import ToolCall, ToolCalls
+from conformance.engine.cases import load_cases
+from conformance.engine.correlation import check_correlation
+from conformance.engine.loop import run_loop
+from conformance.engine.registry import builtin_adapters
+from conformance.kit.adapter import Adapter
+from conformance.kit.types import ToolCall, ToolCalls
 from tests.helpers import CASES
 
 CASE = {case.id: case for case in load_cases([CASES])}
@@ -90,7 +90,7 @@ def test_a_result_sent_twice_is_an_orphan() -> None:
 def _gemini_without_ids() -> Any:
     import copy
 
-    from conformance.cases import RecordedTurn
+    from conformance.engine.cases import RecordedTurn
 
     case = CASE["normal"]
     turns = []
@@ -175,7 +175,7 @@ def test_a_rewritten_history_does_not_stop_the_checks_of_later_turns() -> None:
 
 
 def test_the_changed_prefix_is_named_key_by_key_or_as_key_order_or_not_a_mapping() -> None:
-    from conformance.correlation import _changed_keys
+    from conformance.engine.correlation import _changed_keys
 
     assert _changed_keys({"a": 1, "b": [1, "é"]}, {"b": [1, "é"], "a": 2, "c": 0}) == "keys: a, c"
     assert _changed_keys({"a": 1}, {"b": 1}) == "keys: a, b"

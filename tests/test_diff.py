@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from conformance.cases import load_cases
-from conformance.diff import compare, render_markdown
-from conformance.registry import builtin_adapters
-from conformance.report import build_report
-from conformance.runner import run_all
+from conformance.engine.cases import load_cases
+from conformance.engine.registry import builtin_adapters
+from conformance.engine.runner import run_all
+from conformance.report.build import build_report
+from conformance.report.diff import compare, render_markdown
 from tests.helpers import CASES, CliResult, cli
 
 ADAPTERS = builtin_adapters()
@@ -301,7 +301,7 @@ def _report_file(tmp_path: Path, content: bytes) -> Path:
                                                "Fix: compare reports written by the same version"),
 ])
 def test_an_unreadable_report_is_one_exact_line(tmp_path: Path, content: bytes | None, expected: str) -> None:
-    from conformance.report import SCHEMA_VERSION
+    from conformance.report.build import SCHEMA_VERSION
 
     path = tmp_path / "r.json" if content is None else _report_file(tmp_path, content)
     completed = run_diff(str(path), str(path))
@@ -335,7 +335,7 @@ def test_unreadable_rows_are_named_by_index_pointer_and_fix(tmp_path: Path) -> N
     (lambda row: row.update(passed="yes"), "has no valid 'passed'"),
 ])
 def test_row_shape_problems_say_what_is_wrong(change: Any, expected: str | None) -> None:
-    from conformance.diff import row_shape_problem
+    from conformance.report.diff import row_shape_problem
 
     row = copy.deepcopy(rows(BASE)[KEY])
     change(row)
@@ -376,7 +376,7 @@ def test_a_removed_row_says_so() -> None:
 
 
 def test_the_markdown_of_a_diff_is_exactly_this() -> None:
-    from conformance.diff import RowChange
+    from conformance.report.diff import RowChange
 
     changes = [
         RowChange(("b", "gemini", "body"), "improvement", ["failed → passed"]),

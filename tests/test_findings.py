@@ -9,16 +9,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from conformance.adapter import Task, TranscriptEntry
-from conformance.cases import load_cases
-from conformance.diff import compare
-from conformance.findings import compare_rows, find_all
-from conformance.registry import builtin_adapters
-from conformance.report import build_report, render_markdown
-from conformance.runner import run_case
-from conformance.stack import Endpoint, Stack, builtin_stacks
-from conformance.stack_runner import run_stack_case
-from conformance.types import ModelResponse
+from conformance.engine.cases import load_cases
+from conformance.engine.registry import builtin_adapters
+from conformance.engine.runner import run_case
+from conformance.kit.adapter import Task, TranscriptEntry
+from conformance.kit.types import ModelResponse
+from conformance.report.build import build_report, render_markdown
+from conformance.report.diff import compare
+from conformance.report.findings import compare_rows, find_all
+from conformance.stacks.runner import run_stack_case
+from conformance.stacks.stack import Endpoint, Stack, builtin_stacks
 from tests.helpers import CASES, cli
 
 CASE = {case.id: case for case in load_cases([CASES])}
@@ -227,9 +227,9 @@ def test_the_request_is_compared_even_when_the_kind_differs() -> None:
 
 
 def test_a_gateways_memory_finds_its_message_for_the_loops_parsed_copy() -> None:
-    from conformance.providers.gateways.common import Memory
-    from conformance.stack import Endpoint
-    from conformance.types import Text
+    from conformance.kit.types import Text
+    from conformance.stacks.gateways.common import Memory
+    from conformance.stacks.stack import Endpoint
 
     memory, endpoint = Memory(), Endpoint(base_url="http://127.0.0.1:1/s/c/p/body", stream=False)
     answer = memory.keep(endpoint, Text(raw="stop", text='{"status": "shipped"}'), {"role": "assistant"})

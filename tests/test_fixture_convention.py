@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.cases import load_cases
+from conformance.engine.cases import load_cases
 from conformance.errors import InputError
 from tests.helpers import CASES
 

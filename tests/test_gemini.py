@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from conformance.adapter import ModelTurn, Task, ToolResult, ToolResults, ToolSpec, UserMessage
-from conformance.classify import classify_response
-from conformance.correlation import check_correlation
+from conformance.engine.classify import classify_response
+from conformance.engine.correlation import check_correlation
+from conformance.kit.adapter import ModelTurn, Task, ToolResult, ToolResults, ToolSpec, UserMessage
 from conformance.providers.gemini import ADAPTER
 from conformance.providers.gemini.errors import RPC_STATUSES
 from conformance.providers.gemini.response import BLOCK_REASONS, FINISH_REASONS, classify_body

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
+from conformance.kit.stream import StreamResult
 from conformance.providers.gemini import ADAPTER
 from conformance.providers.gemini.errors import classify_stream_error
 from conformance.providers.gemini.response import classify_body
 from conformance.providers.gemini.stream import assemble_stream
-from conformance.stream import StreamResult
 from tests.helpers import FIXTURES, fixture
 
 P = "gemini"

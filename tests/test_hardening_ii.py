@@ -18,13 +18,13 @@ from typing import Any
 
 import pytest
 
-from conformance.cases import load_cases
 from conformance.cli import main
+from conformance.engine.cases import load_cases
+from conformance.engine.registry import builtin_adapters
+from conformance.engine.world import World
+from conformance.engine.yamlfile import load_yaml
 from conformance.errors import InputError
-from conformance.registry import builtin_adapters
-from conformance.sse import iter_lines
-from conformance.world import World
-from conformance.yamlfile import load_yaml
+from conformance.kit.sse import iter_lines
 from tests.helpers import CASES, FIXTURES, OWN, CliResult, cli
 from tests.slow_adapter import wait_until_started
 
@@ -211,7 +211,7 @@ def test_a_deeply_nested_json_fixture_is_refused(cases: Path) -> None:
 def test_a_long_line_in_small_chunks_is_assembled_in_linear_time() -> None:
     # 4 MB in 64-byte chunks: joining the unfinished line to every chunk copies ~130 GB (hours); linear
     # assembly copies it once. The subprocess bound only guards against the quadratic path hanging the suite.
-    script = ("from conformance.sse import iter_lines\n"
+    script = ("from conformance.kit.sse import iter_lines\n"
               "data = b'data: ' + b'x' * 4_000_000 + b'\\n\\n'\n"
               "lines = list(iter_lines(data[i:i + 64] for i in range(0, len(data), 64)))\n"
               "assert len(lines[0]) == 4_000_006, len(lines[0])\n")
@@ -286,14 +286,14 @@ SHIPPED = [{"order_id": "ORD-1001", "status": "shipped"}]
     ("Order ORD-1001 is unshipped.", False),
 ])
 def test_free_text_verification_rejects_negated_and_contradicted_claims(text: str, verified: bool) -> None:
-    from conformance.verify import verify_text
+    from conformance.engine.evidence import verify_text
 
     problems = verify_text(text, None, False, SHIPPED, (), WORLD, ["get_order"])
     assert (problems == []) is verified, problems
 
 
 def test_structured_answers_are_still_compared_exactly() -> None:
-    from conformance.verify import verify_text
+    from conformance.engine.evidence import verify_text
 
     parsed = {"order_id": "ORD-1001", "status": "shipped"}
     assert verify_text("", parsed, True, SHIPPED, (), WORLD, ["get_order"]) == []
@@ -474,7 +474,7 @@ def _texts(label: str) -> dict[str, str]:
 
 
 def test_the_three_reports_always_come_from_one_set(tmp_path: Path) -> None:
-    from conformance.reportfiles import write_reports
+    from conformance.report.files import write_reports
 
     folder = tmp_path / "reports"
     write_reports(_texts("first"), folder)
@@ -487,7 +487,7 @@ def test_the_three_reports_always_come_from_one_set(tmp_path: Path) -> None:
 
 def test_a_write_that_fails_before_the_swap_leaves_the_old_set(tmp_path: Path,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    from conformance import reportfiles
+    from conformance.report import files as reportfiles
 
     folder = tmp_path / "reports"
     reportfiles.write_reports(_texts("old"), folder)
@@ -505,7 +505,7 @@ def test_a_write_that_fails_before_the_swap_leaves_the_old_set(tmp_path: Path,
 def test_a_second_writer_is_refused_while_the_first_holds_the_folder(tmp_path: Path) -> None:
     from filelock import FileLock
 
-    from conformance.reportfiles import LOCK, write_reports
+    from conformance.report.files import LOCK, write_reports
 
     folder = tmp_path / "reports"
     write_reports(_texts("first"), folder)
@@ -516,7 +516,7 @@ def test_a_second_writer_is_refused_while_the_first_holds_the_folder(tmp_path: P
 
 def test_sigterm_during_a_run_keeps_the_previous_reports_and_leaves_no_temporary_file(tmp_path: Path) -> None:
     reports = tmp_path / "reports"
-    from conformance.reportfiles import write_reports
+    from conformance.report.files import write_reports
 
     write_reports(_texts("previous"), reports)
     before = sorted(path.name for path in reports.rglob("*"))
@@ -581,7 +581,7 @@ def test_the_bundled_cases_still_load(cases: Path) -> None:
 # ---- 20. Found by the structure-aware fuzzer ---------------------------------------------------------------------
 
 def test_an_sse_retry_field_of_thousands_of_digits_is_ignored() -> None:
-    from conformance.sse import iter_events
+    from conformance.kit.sse import iter_events
 
     events = list(iter_events([b"retry: " + b"9" * 5000 + b"\ndata: {}\n\n"]))
     assert [(event.data, event.retry) for event in events] == [("{}", None)]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from conformance.reportfiles import write_reports
+from conformance.report.files import write_reports
 from tests.helpers import OWN, cli
 
 # ---- 7. A symlinked reports/.sets never deletes anything outside the report folder --------------------------
@@ -70,7 +70,7 @@ def _finding(effect: str, wire: object, value: object, accepted: str | None) -> 
 
 
 def test_an_accepted_finding_whose_value_changes_is_a_regression() -> None:
-    from conformance.diff import compare
+    from conformance.report.diff import compare
 
     old = [_finding("lost", 26, None, "LiteLLM drops the count on this path")]
     new = [_finding("changed", 26, 2600, "LiteLLM drops the count on this path")]
@@ -81,7 +81,7 @@ def test_an_accepted_finding_whose_value_changes_is_a_regression() -> None:
 
 
 def test_the_same_finding_twice_is_no_change_and_one_value_off_is() -> None:
-    from conformance.diff import compare
+    from conformance.report.diff import compare
 
     same = [_finding("changed", 26, 27, None)]
     assert compare({}, {}, same, [dict(same[0])]) == []
@@ -110,7 +110,7 @@ import json as _json  # noqa: E402
 
 import pytest  # noqa: E402
 
-from conformance.hygiene import redact, scan_text  # noqa: E402
+from conformance.replay.hygiene import redact, scan_text  # noqa: E402
 
 ANTHROPIC_KEY = "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
@@ -185,7 +185,7 @@ def test_validate_refuses_a_fixture_whose_stream_holds_a_split_secret(tmp_path: 
 
 def test_record_refuses_a_stream_with_a_split_secret() -> None:
     from conformance.errors import InputError
-    from conformance.record import Staged, write_fixtures
+    from conformance.replay.record import Staged, write_fixtures
 
     with pytest.raises(InputError) as refused:
         write_fixtures(Path("/nonexistent/normal/openai-chat"),
@@ -229,8 +229,8 @@ def test_look_alikes_are_left_alone(text: str) -> None:
 
 import socket  # noqa: E402
 
-from conformance.cases import load_cases  # noqa: E402
-from conformance.serve import BackgroundServer  # noqa: E402
+from conformance.engine.cases import load_cases  # noqa: E402
+from conformance.replay.server import BackgroundServer  # noqa: E402
 from tests.helpers import CASES  # noqa: E402
 
 CHAT_PATH = "/s/normal/openai-chat/body/v1/chat/completions"
@@ -291,8 +291,8 @@ def test_a_deeply_nested_body_is_answered_and_kept_as_text() -> None:
 
 
 def test_bytes_in_flight_kept_bodies_and_sessions_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    import conformance.replay as replay_module
-    import conformance.serve as serve_module
+    import conformance.replay.router as replay_module
+    import conformance.replay.server as serve_module
 
     monkeypatch.setattr(serve_module, "MAX_BYTES_IN_FLIGHT", 1000)
     monkeypatch.setattr(replay_module, "MAX_KEPT_BYTES", 100)
@@ -378,8 +378,8 @@ def test_a_linked_tool_file_pointing_outside_is_refused(tmp_path: Path) -> None:
 
 
 def test_a_python_tool_runs_only_where_the_owner_allowed_it(tmp_path: Path) -> None:
-    from conformance.cases import load_cases as load
-    from conformance.world import Principal
+    from conformance.engine.cases import load_cases as load
+    from conformance.engine.world import Principal
 
     root, marker = _python_tool_cases(tmp_path, "tools.py:quote")
     world = next(iter(load([root]))).world
@@ -434,7 +434,7 @@ def test_an_accepted_change_accepts_that_change(tmp_path: Path) -> None:
 
 
 def test_a_note_copied_from_the_diff_matches_itself_brackets_and_all() -> None:
-    from conformance.diff import RowChange, apply_accepted
+    from conformance.report.diff import RowChange, apply_accepted
 
     note = "turn 1 call ids ['call_1'] → ['call_2']"
     change = RowChange(("normal", "openai-chat", "body"), "regression", [note])
@@ -578,8 +578,8 @@ def test_a_chunk_size_that_is_not_plain_hex_is_refused(size: bytes) -> None:
 def test_a_compressed_reply_that_expands_past_the_bound_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     import gzip
 
-    import conformance.record as record
-    from conformance.record import Exchange
+    import conformance.replay.record as record
+    from conformance.replay.record import Exchange
 
     monkeypatch.setattr(record, "MAX_DECODED_BYTES", 1000)
     bomb = Exchange(b"{}", 200, {"content-encoding": "gzip"}, gzip.compress(b"0" * 100_000))
@@ -622,11 +622,11 @@ def test_a_pytest_run_narrowed_by_path_or_deselection_records_it(tmp_path: Path)
 
 
 def test_the_plan_covers_provider_modules_world_files_and_python_tools(tmp_path: Path) -> None:
-    from conformance.cases import load_cases as load
-    from conformance.registry import builtin_adapters
-    from conformance.shard import decisive_files
+    from conformance.engine.cases import load_cases as load
+    from conformance.engine.registry import builtin_adapters
+    from conformance.engine.shard import decisive_files
 
     root, _ = _python_tool_cases(tmp_path, "tools.py:quote")
     files = decisive_files(load([root]), builtin_adapters().values())
-    assert {"code:providers/gemini/usage.py", "code:conformance/verdict.py", "world:cases/world.yaml",
+    assert {"code:providers/gemini/usage.py", "code:conformance/kit/verdict.py", "world:cases/world.yaml",
             "tool:cases/tools.py", "case:cases/normal/case.yaml"} <= set(files)

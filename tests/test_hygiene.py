@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conformance.errors import InputError
-from conformance.hygiene import SCAN_LIMIT_BYTES, hygiene_problems, redact, redact_file, scan_file, scan_text
+from conformance.replay.hygiene import SCAN_LIMIT_BYTES, hygiene_problems, redact, redact_file, scan_file, scan_text
 from tests.helpers import cli
 
 BUNDLED_CASES = Path(__file__).resolve().parent.parent / "cases"
@@ -185,7 +185,7 @@ def test_pathological_lines_do_not_hang_the_scan() -> None:
     program = (
         "import json, sys\n"
         "from pathlib import Path\n"
-        "from conformance.hygiene import redact, scan_text\n"
+        "from conformance.replay.hygiene import redact, scan_text\n"
         "for piece in json.loads(sys.argv[1]):\n"
         "    line = piece * (1_000_000 // len(piece))\n"
         "    scan_text(Path('x'), line)\n"

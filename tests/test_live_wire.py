@@ -15,14 +15,14 @@ from typing import Any
 import pytest
 import yaml
 
+from conformance.kit.sse import read_chunks
+from conformance.kit.stream import StreamResult
 from conformance.providers.anthropic_messages import ADAPTER as ANTHROPIC
 from conformance.providers.bedrock_converse import ADAPTER as BEDROCK
 from conformance.providers.gemini import ADAPTER as GEMINI
 from conformance.providers.gemini.partial_args import parse_json_path
 from conformance.providers.openai_chat import ADAPTER as CHAT
 from conformance.providers.openai_responses import ADAPTER as RESPONSES
-from conformance.sse import read_chunks
-from conformance.stream import StreamResult
 from tests.helpers import CASES, FIXTURES, fixture
 
 MANIFEST = FIXTURES / "live-wire.yaml"

@@ -14,13 +14,13 @@ from typing import Any
 import pytest
 from deepdiff import DeepDiff
 
+from conformance.kit.sse import read_chunks
+from conformance.kit.stream import StreamResult
 from conformance.providers.anthropic_messages import ADAPTER as ANTHROPIC
 from conformance.providers.bedrock_converse import ADAPTER as BEDROCK
 from conformance.providers.gemini import ADAPTER as GEMINI
 from conformance.providers.openai_chat import ADAPTER as CHAT
 from conformance.providers.openai_responses import ADAPTER as RESPONSES
-from conformance.sse import read_chunks
-from conformance.stream import StreamResult
 from tests.helpers import FIXTURES, fixture
 
 
@@ -337,7 +337,7 @@ def test_vendors_whose_counts_have_presence_keep_null() -> None:
 # ---- 10. A forced tool choice holds until the forced call is answered ----------------------------------------
 
 def _forced_case() -> Any:
-    from conformance.cases import load_cases
+    from conformance.engine.cases import load_cases
     from tests.helpers import BUNDLED
 
     return next(case for case in load_cases([BUNDLED]) if case.id == "forced_tool_choice")
@@ -346,8 +346,8 @@ def _forced_case() -> Any:
 @pytest.mark.parametrize("provider", ["openai-responses", "openai-chat", "anthropic-messages", "gemini",
                                       "bedrock-converse"])
 def test_the_follow_up_after_a_forced_call_sends_auto(provider: str) -> None:
-    from conformance.registry import builtin_adapters
-    from conformance.runner import run_case
+    from conformance.engine.registry import builtin_adapters
+    from conformance.engine.runner import run_case
 
     adapter = builtin_adapters()[provider]
     row = run_case(_forced_case(), provider, adapter)
@@ -357,14 +357,14 @@ def test_the_follow_up_after_a_forced_call_sends_auto(provider: str) -> None:
 
 
 def test_a_loop_that_keeps_forcing_is_told_which_turn_may_carry_it() -> None:
-    from conformance.adapter import ModelTurn, ToolResults, UserMessage
-    from conformance.registry import builtin_adapters
-    from conformance.request_check import check_sent
+    from conformance.engine.registry import builtin_adapters
+    from conformance.engine.request_check import check_sent
+    from conformance.kit.adapter import ModelTurn, ToolResults, UserMessage
 
     adapter = builtin_adapters()["openai-chat"]
     task = _forced_case().task
     call = CHAT.classify_body(fixture("openai-chat", "body-tool-call.json"))
-    from conformance.adapter import ToolResult
+    from conformance.kit.adapter import ToolResult
 
     results = ToolResults(results=(ToolResult(call=call.calls[0], output={"status": "shipped"}),))
     first = adapter.build_request(task, [UserMessage(text=task.input)])
@@ -375,7 +375,7 @@ def test_a_loop_that_keeps_forcing_is_told_which_turn_may_carry_it() -> None:
 
 
 def test_a_new_user_message_after_the_forced_call_forces_again() -> None:
-    from conformance.adapter import ModelTurn, ToolResult, ToolResults, UserMessage, task_for_turn
+    from conformance.kit.adapter import ModelTurn, ToolResult, ToolResults, UserMessage, task_for_turn
 
     task = _forced_case().task
     call = CHAT.classify_body(fixture("openai-chat", "body-tool-call.json"))
@@ -388,8 +388,8 @@ def test_a_new_user_message_after_the_forced_call_forces_again() -> None:
 
 
 def test_the_tool_choice_is_not_part_of_the_static_prefix() -> None:
-    from conformance.registry import builtin_adapters
-    from conformance.runner import run_case_with_requests
+    from conformance.engine.registry import builtin_adapters
+    from conformance.engine.runner import run_case_with_requests
 
     for provider, adapter in builtin_adapters().items():
         row, _, requests = run_case_with_requests(_forced_case(), provider, adapter)
@@ -403,7 +403,7 @@ def test_the_tool_choice_is_not_part_of_the_static_prefix() -> None:
 # ---- 11. The Gemini continuation token, body and stream ---------------------------------------------------------
 
 def test_gemini_continuation_keeps_its_token_in_body_and_stream() -> None:
-    from conformance.cases import load_cases
+    from conformance.engine.cases import load_cases
     from tests.helpers import BUNDLED
 
     case = next(case for case in load_cases([BUNDLED]) if case.id == "continuation")

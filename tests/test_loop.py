@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from conformance.adapter import ToolResults
-from conformance.cases import Case, Expectation, ProviderFixtures, RecordedTurn
-from conformance.cases import load_cases as _load_cases
-from conformance.loop import run_loop
+from conformance.engine.cases import Case, Expectation, ProviderFixtures, RecordedTurn
+from conformance.engine.cases import load_cases as _load_cases
+from conformance.engine.loop import run_loop
+from conformance.engine.world import Principal, Receipt, World
+from conformance.kit.adapter import ToolResults
 from conformance.providers.openai_responses import ADAPTER
-from conformance.world import Principal, Receipt, World
 from tests.helpers import CASES
 
 WORLD = _load_cases([CASES])[0].world
@@ -39,7 +39,7 @@ def text(value: str) -> dict[str, Any]:
 def make_case(*bodies: Any, tools: tuple[Any, ...] = (GET_ORDER,), max_turns: int = 4, max_tool_calls: int = 4,
               output_schema: dict[str, Any] | None = None, approvals: frozenset[str] = frozenset(),
               answer_contains: tuple[str, ...] = (), status: int = 200) -> Case:
-    from conformance.adapter import Task
+    from conformance.kit.adapter import Task
 
     turns = tuple(RecordedTurn(status=status if index == 0 and status != 200 else 200, headers={}, body=item,
                                source="inline") for index, item in enumerate(bodies))
@@ -105,7 +105,7 @@ def test_permission_denied_for_another_tenants_record_returns_no_protected_field
 
 
 def test_principal_never_comes_from_model_arguments() -> None:
-    from conformance.world import World
+    from conformance.engine.world import World
 
     permissive = {"type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]}
     world = World.from_document({
@@ -310,7 +310,7 @@ def test_an_answer_with_nothing_to_check_says_so_and_a_verified_one_has_no_detai
 
 
 def test_every_follow_up_is_asked_in_order_after_its_answer() -> None:
-    from conformance.adapter import Task
+    from conformance.kit.adapter import Task
 
     seen: list[Any] = []
 
@@ -355,7 +355,7 @@ BUNDLED = {case.id: case for case in _load_cases([CASES])}
 
 
 def test_an_http_error_turn_is_the_error_even_in_stream_mode_when_a_stream_was_recorded_too() -> None:
-    from conformance.loop import replay_turn
+    from conformance.engine.loop import replay_turn
 
     streamed = BUNDLED["normal"].providers["openai-responses"].turns[0]
     assert streamed.stream is not None
@@ -366,8 +366,8 @@ def test_an_http_error_turn_is_the_error_even_in_stream_mode_when_a_stream_was_r
 
 
 def test_stream_mode_without_an_assembler_names_the_fixture_and_the_fix() -> None:
+    from conformance.engine.loop import replay_turn
     from conformance.errors import InputError
-    from conformance.loop import replay_turn
 
     streamed = BUNDLED["normal"].providers["openai-responses"].turns[0]
     with pytest.raises(InputError) as raised:
@@ -386,7 +386,7 @@ def test_the_turn_budget_detail_names_the_budget() -> None:
 
 
 def test_an_adapter_that_raises_while_building_turn_2_is_caught_at_turn_2() -> None:
-    from conformance.loop import LoopRun
+    from conformance.engine.loop import LoopRun
 
     def build_request(task: Any, transcript: Any) -> dict[str, Any]:
         if len(transcript) > 1:
@@ -425,7 +425,7 @@ def test_each_turn_names_the_fixture_it_was_read_from_stream_or_body() -> None:
 
 
 def test_an_adapter_that_raises_reading_a_stream_is_caught_with_the_stream_fixture() -> None:
-    from conformance.loop import LoopRun
+    from conformance.engine.loop import LoopRun
 
     def assemble(chunks: Any) -> Any:
         raise ValueError("cannot read this stream")
@@ -439,8 +439,8 @@ def test_an_adapter_that_raises_reading_a_stream_is_caught_with_the_stream_fixtu
 
 
 def test_the_first_schema_error_is_the_one_nearest_the_root() -> None:
-    from conformance.loop import _check_call
-    from conformance.types import ToolCall
+    from conformance.engine.loop import _check_call
+    from conformance.kit.types import ToolCall
 
     case = BUNDLED["normal"]
     tools = {spec.name: case.world.tools[spec.name] for spec in case.task.tools}

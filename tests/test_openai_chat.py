@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from conformance.adapter import ModelTurn, Task, ToolResult, ToolResults, UserMessage
-from conformance.classify import classify_response
+from conformance.engine.classify import classify_response
+from conformance.kit.adapter import ModelTurn, Task, ToolResult, ToolResults, UserMessage
 from conformance.providers.openai_chat import ADAPTER
 from conformance.providers.openai_chat.response import FINISH_REASONS, classify_body
 from tests.helpers import fixture

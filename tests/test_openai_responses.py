@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.adapter import ModelTurn, Task, ToolResult, ToolResults, ToolSpec, UserMessage
-from conformance.classify import classify_response
+from conformance.engine.classify import classify_response
+from conformance.kit.adapter import ModelTurn, Task, ToolResult, ToolResults, ToolSpec, UserMessage
 from conformance.providers.openai_responses import ADAPTER
 from conformance.providers.openai_responses.response import FAILED_CODES, INCOMPLETE_REASONS, classify_body
 from tests.helpers import fixture
@@ -290,7 +290,7 @@ def test_each_context_overflow_phrase_makes_a_400_a_fatal_context_window(message
 
 
 def test_x_should_retry_true_overrules_the_status() -> None:
-    from conformance.http import lower_headers
+    from conformance.kit.http import lower_headers
 
     result = ADAPTER.classify_error(400, PLAIN_400, lower_headers({"X-Should-Retry": "true"})).to_dict()
     assert (result["kind"], result["reason"]) == ("retryable_error", "invalid_request")
@@ -299,7 +299,7 @@ def test_x_should_retry_true_overrules_the_status() -> None:
 
 
 def test_x_should_retry_false_makes_a_server_error_fatal_and_keeps_its_reason() -> None:
-    from conformance.http import lower_headers
+    from conformance.kit.http import lower_headers
 
     result = ADAPTER.classify_error(500, {"error": {"message": "x"}}, lower_headers({"X-Should-Retry": "false"}))
     assert (result.kind, result.to_dict()["reason"]) == ("fatal_error", "server_error")

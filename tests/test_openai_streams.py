@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
+from conformance.kit.sse import read_chunks
+from conformance.kit.stream import StreamResult
 from conformance.providers.openai_chat import ADAPTER as CHAT
 from conformance.providers.openai_responses import ADAPTER as RESPONSES
-from conformance.sse import read_chunks
-from conformance.stream import StreamResult
 from tests.helpers import FIXTURES
 
 

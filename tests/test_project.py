@@ -24,8 +24,8 @@ def test_the_documented_ci_recipe_is_the_shipped_workflow() -> None:
 
 
 def test_the_documented_case_list_is_generated_from_the_case_files() -> None:
-    from conformance.cases import load_cases
-    from conformance.catalogue import END, START, render_catalogue
+    from conformance.engine.cases import load_cases
+    from conformance.report.catalogue import END, START, render_catalogue
 
     readme = (ROOT / "docs/cases.md").read_text(encoding="utf-8")
     block = readme[readme.index(START): readme.index(END) + len(END)] + "\n"

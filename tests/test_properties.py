@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conformance.registry import builtin_adapters
-from conformance.types import KINDS
+from conformance.engine.registry import builtin_adapters
+from conformance.kit.types import KINDS
 from tests.mutations import body_fixtures, mutate_json, mutate_stream, stream_fixtures
 
 ADAPTERS = builtin_adapters()

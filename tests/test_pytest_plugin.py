@@ -236,8 +236,8 @@ def test_a_stack_runs_as_items_beside_the_providers_with_its_own_snapshots(pytes
 
 
 def test_record_mode_records_before_collecting_and_none_never_forwards(pytester: pytest.Pytester) -> None:
-    from conformance.cases import load_cases
-    from conformance.serve import BackgroundServer
+    from conformance.engine.cases import load_cases
+    from conformance.replay.server import BackgroundServer
     from tests.test_record import prime
 
     root = _repository(pytester)

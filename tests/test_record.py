@@ -14,9 +14,11 @@ from typing import Any
 import pytest
 import yaml
 
-from conformance.cases import load_cases
+from conformance.engine.cases import load_cases
+from conformance.engine.registry import builtin_adapters
+from conformance.engine.runner import run_case
 from conformance.errors import InputError
-from conformance.record import (
+from conformance.replay.record import (
     Exchange,
     Recorder,
     RecordServer,
@@ -26,9 +28,7 @@ from conformance.record import (
     stage_session,
     write_fixtures,
 )
-from conformance.registry import builtin_adapters
-from conformance.runner import run_case
-from conformance.serve import BackgroundServer
+from conformance.replay.server import BackgroundServer
 from tests.helpers import CASES, cli
 
 pytest.importorskip("openai", reason="the SDK stacks drive the recording (pip install 'conformance[stacks]')")
@@ -324,7 +324,7 @@ def test_a_malformed_error_turn_file_is_a_clear_input_error(tmp_path: Path) -> N
 
 
 def test_redact_replaces_phone_numbers_and_keeps_numbers_that_are_not() -> None:
-    from conformance.hygiene import redact
+    from conformance.replay.hygiene import redact
 
     assert redact("call +44 20 7946 0958, +49 30 1234567 or (212) 555-0100") == \
         "call <redacted>, <redacted> or <redacted>"

@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from conformance.record import Staged, write_fixtures
-from conformance.reportfiles import Terminated, handle_sigterm_as_interrupt
+from conformance.replay.record import Staged, write_fixtures
+from conformance.report.files import Terminated, handle_sigterm_as_interrupt
 from tests.helpers import CASES, cli
 
 pytest.importorskip("openai", reason="the SDK stacks drive the recording (pip install 'conformance[stacks]')")
@@ -373,7 +373,7 @@ def test_a_429_where_the_case_expects_it_is_recorded(tmp_path: Path, vendor: typ
 
 
 def test_a_clients_own_key_is_forwarded_and_only_the_placeholder_is_swapped() -> None:
-    from conformance.record import KeySwap, Recorder
+    from conformance.replay.record import KeySwap, Recorder
 
     seen: list[str] = []
 

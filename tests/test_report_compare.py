@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from conformance import __version__
-from conformance.report import build_report, render_markdown, render_summary
-from conformance.stack import builtin_stacks
+from conformance.report.build import build_report, render_markdown, render_summary
+from conformance.stacks.stack import builtin_stacks
 from tests.helpers import OWN, cli
 
 

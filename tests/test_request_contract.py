@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from conformance.adapter import Adapter, ModelTurn, SentEntry, SentResult, ToolResult, ToolResults, UserMessage
-from conformance.cases import load_cases
-from conformance.registry import builtin_adapters
-from conformance.report import build_report, render_markdown
-from conformance.request_check import check_requests
-from conformance.runner import modes_for, run_case, run_case_with_requests
-from conformance.types import ToolCall, ToolCalls
+from conformance.engine.cases import load_cases
+from conformance.engine.registry import builtin_adapters
+from conformance.engine.request_check import check_requests
+from conformance.engine.runner import modes_for, run_case, run_case_with_requests
+from conformance.kit.adapter import Adapter, ModelTurn, SentEntry, SentResult, ToolResult, ToolResults, UserMessage
+from conformance.kit.types import ToolCall, ToolCalls
+from conformance.report.build import build_report, render_markdown
 from tests.helpers import CASES
 
 CASE = {case.id: case for case in load_cases([CASES])}

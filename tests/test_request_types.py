@@ -21,10 +21,10 @@ from openai.types.chat.completion_create_params import CompletionCreateParamsNon
 from openai.types.responses.response_create_params import ResponseCreateParamsNonStreaming
 from typing_extensions import is_typeddict
 
-from conformance.cases import load_cases
-from conformance.registry import builtin_adapters
-from conformance.request_check import canonical
-from conformance.runner import modes_for, run_case_with_requests
+from conformance.engine.cases import load_cases
+from conformance.engine.registry import builtin_adapters
+from conformance.engine.request_check import canonical
+from conformance.engine.runner import modes_for, run_case_with_requests
 from tests.helpers import CASES
 
 ADAPTERS = builtin_adapters()

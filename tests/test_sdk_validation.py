@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from conformance.cases import load_cases
+from conformance.engine.cases import load_cases
 from tests.helpers import CASES, FIXTURES, fixture, fixture_names
 
 

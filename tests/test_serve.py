@@ -26,15 +26,15 @@ from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types as genai_types
 
-from conformance.adapter import UserMessage, Wire
-from conformance.cases import Case, load_cases
-from conformance.loop import replay_turn
+from conformance.engine.cases import Case, load_cases
+from conformance.engine.loop import replay_turn
+from conformance.engine.registry import builtin_adapters
+from conformance.engine.request_check import check_sent
+from conformance.engine.runner import modes_for
+from conformance.kit.adapter import UserMessage, Wire
 from conformance.providers.bedrock_converse.eventstream import encode_jsonl
-from conformance.registry import builtin_adapters
-from conformance.replay import Replay
-from conformance.request_check import check_sent
-from conformance.runner import modes_for
-from conformance.serve import BackgroundServer, session_base
+from conformance.replay.router import Replay
+from conformance.replay.server import BackgroundServer, session_base
 from tests.helpers import CASES
 
 os.environ["AWS_EC2_METADATA_DISABLED"] = "true"  # before any boto3 client exists
@@ -317,7 +317,7 @@ def test_the_command_stops_by_itself_after_max_seconds() -> None:
 def test_the_in_process_transports_serve_the_same_turns_without_a_socket(monkeypatch: pytest.MonkeyPatch) -> None:
     import httpx2
 
-    from conformance.transports import attach_to_botocore, httpx_transport
+    from conformance.replay.transports import attach_to_botocore, httpx_transport
 
     def no_socket(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("an in-process transport opened a socket")

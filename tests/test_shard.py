@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from conformance.engine.shard import assign, parse_shard
 from conformance.errors import InputError
-from conformance.shard import assign, parse_shard
 from tests.helpers import CASES, cli, copied_cases
 
 REPORTS = ("report.json", "report.md", "report.html")

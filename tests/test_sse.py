@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.sse import ServerSentEvent, iter_events, iter_lines
+from conformance.kit.sse import ServerSentEvent, iter_events, iter_lines
 
 
 def events(data: bytes, *, chunk: int | None = None) -> list[ServerSentEvent]:

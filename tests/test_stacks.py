@@ -10,16 +10,16 @@ from typing import Any
 
 import pytest
 
-from conformance.adapter import Task, TranscriptEntry
-from conformance.cases import load_cases
-from conformance.findings import OVERRIDDEN, compare_rows
-from conformance.providers.openai_chat import sdk_stack
+from conformance.engine.cases import load_cases
+from conformance.engine.registry import builtin_adapters
+from conformance.engine.runner import modes_for, run_case
+from conformance.kit.adapter import Task, TranscriptEntry
+from conformance.kit.types import ModelResponse
+from conformance.stacks.sdk import openai_chat as sdk_stack
 from conformance.providers.openai_chat.request import build_request
-from conformance.registry import builtin_adapters
-from conformance.runner import modes_for, run_case
-from conformance.stack import Endpoint, builtin_stacks, gateway_stacks
-from conformance.stack_runner import run_stack_case
-from conformance.types import ModelResponse
+from conformance.report.findings import OVERRIDDEN, compare_rows
+from conformance.stacks.runner import run_stack_case
+from conformance.stacks.stack import Endpoint, builtin_stacks, gateway_stacks
 from tests.helpers import CASES, OWN, cli
 
 ADAPTERS = builtin_adapters()
@@ -124,7 +124,7 @@ def test_an_unknown_stack_is_a_usage_error_and_a_missing_sdk_skips_with_a_reason
         "openai-chat@litellm, openai-chat@openai-sdk, openai-chat@pydantic-ai, openai-responses@langchain, "
         "openai-responses@litellm, openai-responses@openai-sdk, openai-responses@pydantic-ai, or module:object")
     module = tmp_path / "my_stack.py"
-    module.write_text("import dataclasses\nfrom conformance.stack import builtin_stacks\n"
+    module.write_text("import dataclasses\nfrom conformance.stacks.stack import builtin_stacks\n"
                       "STACK = dataclasses.replace(builtin_stacks()['openai-chat@openai-sdk'], id='needs-sdk',\n"
                       "                            requires=('no_such_sdk_module',))\n")
     skipped = cli("run", *OWN, "--stack", f"{module}:STACK", "--provider", "openai-chat", "--case", "normal",
@@ -139,7 +139,7 @@ def test_an_unknown_stack_is_a_usage_error_and_a_missing_sdk_skips_with_a_reason
 
 
 def test_run_in_process_opens_no_socket_for_the_stacks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import conformance.stack_runner as lane
+    import conformance.stacks.runner as lane
 
     def no_server() -> Any:
         raise AssertionError("an in-process run started the loopback server")
@@ -172,7 +172,7 @@ def test_an_async_stack_is_awaited_and_classifies_like_the_sync_one() -> None:
 def test_a_forked_child_gets_a_replay_server_of_its_own() -> None:
     import os
 
-    import conformance.stack_runner as lane
+    import conformance.stacks.runner as lane
 
     parent = lane.shared_server()
     read, write = os.pipe()

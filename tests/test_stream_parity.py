@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from deepdiff import DeepDiff
 
-from conformance.cases import load_cases
-from conformance.classify import classify_response
-from conformance.registry import builtin_adapters
-from conformance.sse import read_chunks
-from conformance.types import ModelResponse
+from conformance.engine.cases import load_cases
+from conformance.engine.classify import classify_response
+from conformance.engine.registry import builtin_adapters
+from conformance.kit.sse import read_chunks
+from conformance.kit.types import ModelResponse
 from tests.helpers import BUNDLED as CASES
 from tests.helpers import FIXTURES, fixture
 

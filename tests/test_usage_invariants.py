@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from conformance.cases import load_cases
-from conformance.classify import classify_response
-from conformance.registry import builtin_adapters
+from conformance.engine.cases import load_cases
+from conformance.engine.classify import classify_response
+from conformance.engine.registry import builtin_adapters
 from tests.helpers import CASES
 
 ADAPTERS = builtin_adapters()

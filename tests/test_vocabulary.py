@@ -1,4 +1,4 @@
-"""The contract's words live once, in conformance/types.py; the case schema and docs/contract.md list the same."""
+"""The contract's words live once, in conformance/kit/types.py; the case schema and docs/contract.md list the same."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import get_args
 
-from conformance.types import KINDS, OUTCOMES, USAGE_FIELDS, IncompleteReason, RefusalSource
+from conformance.kit.types import KINDS, OUTCOMES, USAGE_FIELDS, IncompleteReason, RefusalSource
 
 ROOT = Path(__file__).parent.parent
 SCHEMA = json.loads((ROOT / "conformance/schema/case.schema.json").read_text(encoding="utf-8"))

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from conformance.cases import load_cases
+from conformance.engine.cases import load_cases
+from conformance.engine.loop import run_loop
+from conformance.engine.world import Principal, World
 from conformance.errors import InputError
-from conformance.loop import run_loop
 from conformance.providers.openai_responses import ADAPTER
-from conformance.world import Principal, World
 from tests.helpers import CASES, cli
 
 SHOP_A = Principal(tenant="shop-a", user="u-100")
@@ -126,7 +126,7 @@ def test_search_by_substring_keeps_the_limit_and_counts_every_match(world: World
 
 
 def test_a_record_without_a_tenant_is_shared_and_one_without_a_user_is_the_tenants(world: World) -> None:
-    from conformance.world import visible
+    from conformance.engine.world import visible
 
     assert visible({"name": "Kettle"}, Principal(tenant="anyone", user="x"))
     assert visible({"tenant": "shop-a"}, Principal(tenant="shop-a", user="u-2"))

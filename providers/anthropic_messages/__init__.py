@@ -2,7 +2,7 @@
 
 import re
 
-from conformance.adapter import Adapter, Credential, Wire
+from conformance.kit.adapter import Adapter, Credential, Wire
 from conformance.providers.anthropic_messages.errors import classify_error, error_reply
 from conformance.providers.anthropic_messages.request import build_request, read_history, read_request
 from conformance.providers.anthropic_messages.response import classify_body

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from conformance.http import Wordings, default_error, error_kind, parse_retry_after
-from conformance.types import ModelResponse
+from conformance.kit.http import Wordings, default_error, error_kind, parse_retry_after
+from conformance.kit.types import ModelResponse
 
 # error.type → (retryable?, reason) (docs.anthropic.com/en/api/errors). 529 overloaded_error is retryable; 402
 # billing_error is a quota problem that no retry fixes.

@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from conformance.adapter import (
+from conformance.kit.adapter import (
     ModelTurn,
     RequestParts,
     SentEntry,

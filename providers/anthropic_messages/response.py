@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.calls import call_from_object
+from conformance.kit.calls import call_from_object
+from conformance.kit.types import ModelResponse, Unsupported
+from conformance.kit.verdict import ANSWER, CALLS_EXPECTED, Content, Refused, Truncated, Verdict, decides_alone, resolve
 from conformance.providers.anthropic_messages.errors import classify_error
 from conformance.providers.anthropic_messages.usage import normalize_usage
-from conformance.types import ModelResponse, Unsupported
-from conformance.verdict import ANSWER, CALLS_EXPECTED, Content, Refused, Truncated, Verdict, decides_alone, resolve
 
 # stop_reason (anthropic.types.StopReason) → verdict. end_turn / stop_sequence / tool_use leave it to the content
 # blocks: tool_use blocks win whatever the stop reason says, and tool_use promises at least one.

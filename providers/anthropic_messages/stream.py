@@ -11,11 +11,11 @@ import dataclasses
 from collections.abc import Iterable
 from typing import Any
 
-from conformance.jsontext import parse_json
+from conformance.kit.jsontext import parse_json
+from conformance.kit.sse import iter_events
+from conformance.kit.stream import StreamResult, StreamSummary, TextBuffer, interrupted, parse_event
 from conformance.providers.anthropic_messages.errors import classify_stream_error
 from conformance.providers.anthropic_messages.response import classify_body
-from conformance.sse import iter_events
-from conformance.stream import StreamResult, StreamSummary, TextBuffer, interrupted, parse_event
 
 TERMINAL_EVENT = "message_stop"
 

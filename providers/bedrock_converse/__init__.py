@@ -2,7 +2,7 @@
 
 import re
 
-from conformance.adapter import Adapter, Wire
+from conformance.kit.adapter import Adapter, Wire
 from conformance.providers.bedrock_converse.errors import classify_error, error_reply
 from conformance.providers.bedrock_converse.eventstream import EVENTSTREAM, encode_stream
 from conformance.providers.bedrock_converse.request import build_request, read_history, read_request

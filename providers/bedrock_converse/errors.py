@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from conformance.http import Wordings, default_error, error_kind, lower_headers, parse_retry_after
-from conformance.types import ModelResponse
+from conformance.kit.http import Wordings, default_error, error_kind, lower_headers, parse_retry_after
+from conformance.kit.types import ModelResponse
 
 # Exception name (service model error shapes of bedrock-runtime) → (retryable?, reason).
 ERROR_TYPES: dict[str, tuple[bool, str]] = {

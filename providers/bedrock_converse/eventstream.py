@@ -72,7 +72,8 @@ def encode_jsonl(text: str) -> Iterator[bytes]:
 
 
 def encode_stream(data: bytes) -> list[bytes]:
-    """A stored ``.jsonl`` ConverseStream as the frames to send, one chunk per event (``conformance.adapter.Wire``)."""
+    """A stored ``.jsonl`` ConverseStream as the frames to send, one chunk per event
+    (``conformance.kit.adapter.Wire``)."""
     return list(encode_jsonl(data.decode("utf-8")))
 
 

@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from conformance.adapter import (
+from conformance.kit.adapter import (
     ModelTurn,
     RequestParts,
     SentEntry,
@@ -28,7 +28,7 @@ from conformance.adapter import (
     string_or_none,
     text_of,
 )
-from conformance.calls import compact_json
+from conformance.kit.calls import compact_json
 
 # Task.tool_choice → the member of Converse `toolChoice` (service model `ToolChoice`: auto | any | tool).
 # Converse has no `none` choice (botocore bedrock-runtime ToolChoice): `toolChoice` is left out, which means "auto", and

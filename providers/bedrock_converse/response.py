@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from conformance.calls import call_from_object
-from conformance.providers.bedrock_converse.usage import normalize_usage
-from conformance.types import ModelResponse, Unsupported
-from conformance.verdict import (
+from conformance.kit.calls import call_from_object
+from conformance.kit.types import ModelResponse, Unsupported
+from conformance.kit.verdict import (
     ANSWER,
     CALLS_EXPECTED,
     Content,
@@ -20,6 +19,7 @@ from conformance.verdict import (
     decides_alone,
     resolve,
 )
+from conformance.providers.bedrock_converse.usage import normalize_usage
 
 # stopReason (botocore bedrock-runtime StopReason, 9 values in botocore 1.44.8) → verdict. The content decides
 # end_turn and stop_sequence: client toolUse blocks → tool_calls whatever the stop reason, text → text, nothing →

@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from conformance.jsontext import parse_json
+from conformance.kit.jsontext import parse_json
+from conformance.kit.sse import iter_lines
+from conformance.kit.stream import StreamResult, StreamSummary, TextBuffer, interrupted, parse_event
 from conformance.providers.bedrock_converse.errors import classify_stream_error
 from conformance.providers.bedrock_converse.response import classify_body
-from conformance.sse import iter_lines
-from conformance.stream import StreamResult, StreamSummary, TextBuffer, interrupted, parse_event
 
 TERMINAL_EVENT = "messageStop"
 # ConverseStreamMetadataEvent: usage and metrics, sent AFTER messageStop.

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.types import Usage
-from conformance.usage import add, count
+from conformance.kit.types import Usage
+from conformance.kit.usage import add, count
 
 
 def normalize_usage(raw: Any) -> Usage | None:

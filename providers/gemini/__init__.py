@@ -2,7 +2,7 @@
 
 import re
 
-from conformance.adapter import Adapter, Credential, Wire
+from conformance.kit.adapter import Adapter, Credential, Wire
 from conformance.providers.gemini.errors import classify_error, error_reply
 from conformance.providers.gemini.request import build_request, read_history, read_request
 from conformance.providers.gemini.response import classify_body

@@ -9,8 +9,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from conformance.http import Wordings, default_error, error_kind, parse_duration, parse_retry_after
-from conformance.types import ModelResponse, RetryableError
+from conformance.kit.http import Wordings, default_error, error_kind, parse_duration, parse_retry_after
+from conformance.kit.types import ModelResponse, RetryableError
 
 # error.status (google.rpc.Code name) → (retryable?, reason); ai.google.dev/gemini-api/docs/troubleshooting;
 # ai.google.dev/gemini-api/docs/rate-limits. Statuses not named

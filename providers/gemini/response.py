@@ -6,10 +6,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from conformance.calls import call_from_object
+from conformance.kit.calls import call_from_object
+from conformance.kit.types import ModelResponse, Refusal, Unsupported
+from conformance.kit.verdict import (
+    ANSWER,
+    Content,
+    Failed,
+    MalformedCall,
+    NotUsable,
+    Refused,
+    Truncated,
+    Verdict,
+    resolve,
+)
 from conformance.providers.gemini.usage import normalize_usage
-from conformance.types import ModelResponse, Refusal, Unsupported
-from conformance.verdict import ANSWER, Content, Failed, MalformedCall, NotUsable, Refused, Truncated, Verdict, resolve
 
 # candidates[0].finishReason (google-genai `FinishReason`) → verdict. ANSWER means the parts decide: Gemini ends
 # function calls with STOP too, there is no tool_use value.

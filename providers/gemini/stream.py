@@ -11,12 +11,12 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from conformance.kit.sse import iter_events
+from conformance.kit.stream import StreamResult, StreamSummary, interrupted, parse_event
+from conformance.kit.types import ModelResponse, RetryableError
 from conformance.providers.gemini.errors import classify_stream_error
 from conformance.providers.gemini.partial_args import StreamedCall, continues_call, opens_call
 from conformance.providers.gemini.response import PART_METADATA, classify_body
-from conformance.sse import iter_events
-from conformance.stream import StreamResult, StreamSummary, interrupted, parse_event
-from conformance.types import ModelResponse, RetryableError
 
 # Chunk fields that every chunk repeats (§4d) or that hold no payload: they name no event of their own.
 CHUNK_METADATA = frozenset({"responseId", "modelVersion", "createTime", "modelStatus"})

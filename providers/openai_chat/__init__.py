@@ -2,7 +2,7 @@
 
 import re
 
-from conformance.adapter import Adapter, Credential, Wire
+from conformance.kit.adapter import Adapter, Credential, Wire
 from conformance.providers.openai_chat.request import build_request, read_history, read_request
 from conformance.providers.openai_chat.response import classify_body
 from conformance.providers.openai_chat.stream import assemble_stream

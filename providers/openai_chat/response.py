@@ -6,10 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from conformance.calls import call_from_json_string
-from conformance.providers.openai_chat.usage import normalize_usage
-from conformance.types import ModelResponse, ToolCall, Unsupported
-from conformance.verdict import (
+from conformance.kit.calls import call_from_json_string
+from conformance.kit.types import ModelResponse, ToolCall, Unsupported
+from conformance.kit.verdict import (
     ANSWER,
     Content,
     ContentDecides,
@@ -20,6 +19,7 @@ from conformance.verdict import (
     decides_alone,
     resolve,
 )
+from conformance.providers.openai_chat.usage import normalize_usage
 
 # choices[0].finish_reason (openai.types.chat.chat_completion.Choice) → verdict. "stop" and "tool_calls" leave
 # it to the message: a forced named tool returns its calls with "stop" (vllm-project/vllm#25054).

@@ -12,10 +12,10 @@ import io
 from collections.abc import Iterable
 from typing import Any
 
+from conformance.kit.sse import iter_events
+from conformance.kit.stream import StreamResult, StreamSummary, interrupted, parse_event
 from conformance.providers.openai_chat.response import classify_body
 from conformance.providers.openai_common.errors import classify_stream_error
-from conformance.sse import iter_events
-from conformance.stream import StreamResult, StreamSummary, interrupted, parse_event
 
 DONE = "[DONE]"
 # Perplexity ends its stream with one object of this type in place of [DONE]: the whole answer again in

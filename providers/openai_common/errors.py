@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from conformance.http import Wordings, default_error, error_kind, parse_retry_after
-from conformance.types import InvalidToolCall, ModelResponse, Refusal
+from conformance.kit.http import Wordings, default_error, error_kind, parse_retry_after
+from conformance.kit.types import InvalidToolCall, ModelResponse, Refusal
 
 # error.code / error.type → (retryable?, reason). A 429 with insufficient_quota is billing, not a rate
 # limit (langchain-ai/langchainjs#1929); context_length_exceeded is a 400 (platform.openai.com/docs/guides/error-codes).

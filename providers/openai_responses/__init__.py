@@ -2,7 +2,7 @@
 
 import re
 
-from conformance.adapter import Adapter, Credential, Wire
+from conformance.kit.adapter import Adapter, Credential, Wire
 from conformance.providers.openai_common.errors import classify_error
 from conformance.providers.openai_responses.request import build_request, read_history, read_request
 from conformance.providers.openai_responses.response import classify_body

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from conformance.types import ModelResponse
-from conformance.verdict import Content, Failed, resolve
+from conformance.kit.types import ModelResponse
+from conformance.kit.verdict import Content, Failed, resolve
 
 # error.code of a `status: failed` response (a body, a background-mode poll, the `response.failed` event or a
 # stream `error` event) → (kind, reason). A code not listed is a failure all the same: fatal_error / other,

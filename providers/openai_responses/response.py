@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from conformance.calls import call_from_json_string
+from conformance.kit.calls import call_from_json_string
+from conformance.kit.types import FatalError, ModelResponse, Unsupported
+from conformance.kit.verdict import ANSWER, Content, Refused, Truncated, Verdict, decides_alone, resolve
 from conformance.providers.openai_responses.failures import FAILED_CODES, classify_failure
 from conformance.providers.openai_responses.usage import normalize_usage
-from conformance.types import FatalError, ModelResponse, Unsupported
-from conformance.verdict import ANSWER, Content, Refused, Truncated, Verdict, decides_alone, resolve
 
 __all__ = ["CALL_ITEMS", "FAILED_CODES", "INCOMPLETE_REASONS", "classify_body", "classify_failure"]
 

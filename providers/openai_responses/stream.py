@@ -17,10 +17,10 @@ import io
 from collections.abc import Iterable
 from typing import Any
 
+from conformance.kit.sse import iter_events
+from conformance.kit.stream import StreamResult, StreamSummary, interrupted, parse_event
+from conformance.kit.types import ModelResponse
 from conformance.providers.openai_responses.response import classify_body, classify_failure
-from conformance.sse import iter_events
-from conformance.stream import StreamResult, StreamSummary, interrupted, parse_event
-from conformance.types import ModelResponse
 
 TERMINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "response.failed"})
 

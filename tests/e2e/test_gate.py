@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conformance.gate import MARKER
+from conformance.commands.gate import MARKER
 from tests.fake_github import FakeGitHub
 from tests.helpers import cli
 

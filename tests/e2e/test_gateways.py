@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
-from conformance.cases import load_cases
-from conformance.findings import compare_rows
-from conformance.registry import builtin_adapters
-from conformance.runner import modes_for, run_case
-from conformance.stack import gateway_stacks
-from conformance.stack_runner import run_stack_case
+from conformance.engine.cases import load_cases
+from conformance.engine.registry import builtin_adapters
+from conformance.engine.runner import modes_for, run_case
+from conformance.report.findings import compare_rows
+from conformance.stacks.runner import run_stack_case
+from conformance.stacks.stack import gateway_stacks
 from tests.helpers import CASES, OWN, cli
 
 # End-to-end: it starts processes, builds wheels, runs gates or a browser (pytest -m "not e2e" skips it).
@@ -116,7 +116,7 @@ def test_anthropic_stops_litellm_keeps_raw_read_the_same_as_the_wire(report: dic
                                                       ("pause_turn", "pause_turn", "max_tokens")])
 def test_a_mapping_that_ignores_provider_specific_fields_is_found(monkeypatch: pytest.MonkeyPatch, case_id: str,
                                                                    was: str, now: str) -> None:
-    from conformance.providers.gateways import litellm_stack
+    from conformance.stacks.gateways import litellm as litellm_stack
 
     stack, reader = gateway_stacks()["anthropic-messages@litellm"], ADAPTERS["anthropic-messages"]
     case = CASE[case_id]
@@ -263,7 +263,7 @@ def test_langchain_anthropic_stops_read_the_same_as_the_wire(report: dict[str, A
                                                           ("refusal", "gemini", "refusal")])
 def test_a_langchain_mapping_that_ignores_response_metadata_is_found(monkeypatch: pytest.MonkeyPatch, case_id: str,
                                                                      provider: str, was: str) -> None:
-    from conformance.providers.gateways import langchain_stack
+    from conformance.stacks.gateways import langchain as langchain_stack
 
     stack, reader = gateway_stacks()[f"{provider}@langchain"], ADAPTERS[provider]
     case = CASE[case_id]
@@ -329,8 +329,8 @@ def test_pydantic_ai_sends_gemini_results_back_with_the_call_id(report: dict[str
     ("refusal", "anthropic-messages", "model", "filter")])
 def test_a_pydantic_ai_mapping_that_reads_the_normalized_finish_reason_is_found(
         monkeypatch: pytest.MonkeyPatch, case_id: str, provider: str, was: str, now: str) -> None:
-    from conformance.providers.gateways import pydantic_ai_stack
-    from conformance.verdict import ANSWER, Refused, Truncated
+    from conformance.kit.verdict import ANSWER, Refused, Truncated
+    from conformance.stacks.gateways import pydantic_ai as pydantic_ai_stack
 
     stack, reader = gateway_stacks()[f"{provider}@pydantic-ai"], ADAPTERS[provider]
     case = CASE[case_id]

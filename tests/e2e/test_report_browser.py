@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from conformance.cases import load_cases
-from conformance.registry import builtin_adapters
-from conformance.report import build_report, write_reports
-from conformance.runner import run_all
+from conformance.engine.cases import load_cases
+from conformance.engine.registry import builtin_adapters
+from conformance.engine.runner import run_all
+from conformance.report.build import build_report, write_reports
 from tests.helpers import CASES
 
 HOSTILE = '<script>window.__xss = 1</script><img src=x onerror="window.__xss = 2">'

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from conformance.cases import load_cases
-from conformance.registry import builtin_adapters
-from conformance.runner import modes_for
+from conformance.engine.cases import load_cases
+from conformance.engine.registry import builtin_adapters
+from conformance.engine.runner import modes_for
 from tests.helpers import CASES
 
 # End-to-end: it starts processes, builds wheels, runs gates or a browser (pytest -m "not e2e" skips it).

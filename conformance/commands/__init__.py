@@ -1,0 +1,1 @@
+"""The ``conformance`` commands, one module each; ``conformance.cli`` imports a command's module when it runs."""

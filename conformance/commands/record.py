@@ -1,0 +1,357 @@
+"""``conformance record``, the command: run cases through a real client and the recording proxy, then write what the
+upstream answered as the cases' fixtures (docs/record.md)."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import re
+import threading
+import urllib.parse
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from conformance.errors import InputError, Problem
+from conformance.replay.modes import MODES
+
+if TYPE_CHECKING:
+    from conformance.engine.cases import Case
+    from conformance.replay.record import (
+        KeySwap,
+        Signer,
+        Staged,
+    )
+
+
+def add_parser(commands: Any, cases_help: str) -> None:
+    """The ``record`` subcommand's arguments."""
+    record = commands.add_parser("record", help="record fixtures from real traffic through a loopback proxy")
+    record.add_argument("--cases", action="append", type=Path, help=cases_help)
+    record.add_argument("--with-bundled", action="store_true", help="the bundled cases too, beside --cases")
+    record.add_argument("--case", action="append", required=True, help="the case id to record (repeatable)")
+    record.add_argument("--provider", required=True, help="the vendor API to record")
+    record.add_argument("--upstream", action="append", default=[], metavar="PROVIDER=URL",
+                        help="where the provider's requests go, e.g. openai-chat=https://api.openai.com "
+                             "({case}, {provider}, {mode} are filled in)")
+    record.add_argument("--record-mode", choices=MODES, default="once",
+                        help="none: replay only; once: record a provider with no turns yet (default); "
+                             "new_episodes: record the turns beyond the recorded ones; all: record everything again")
+    record.add_argument("--mode", choices=("body", "stream", "both"), default="both", help="which calls to record")
+    record.add_argument("--variant", metavar="NAME",
+                        help="record into <provider>~NAME/ beside the provider's own fixtures: a model variant, run "
+                             "and reported as a column of its own (e.g. --variant gpt-5.5-mini)")
+    record.add_argument("--model", help="the model id the task names in each request (default: the case's); how a "
+                                        "variant is recorded against another model")
+    record.add_argument("--promote", action="store_true",
+                        help="with --variant: make the variant the provider's fixtures (its folder becomes "
+                             "<provider>/, the old one <provider>~before-NAME/); records nothing")
+    record.add_argument("--stack", help="the client that makes the calls (default: the provider's reference SDK "
+                                        "stack); a reference stack's row id or module:object")
+
+
+def record(arguments: argparse.Namespace, roots: list[Path]) -> int:
+    """Record each case, write its fixtures (all or nothing per provider folder), say what was written."""
+    from conformance.engine.cases import VARIANT_NAME, load_cases
+    from conformance.engine.registry import select_adapters
+
+    adapters = select_adapters(None, None)
+    if arguments.provider not in adapters:
+        raise InputError([Problem("--provider", None, f"unknown provider {arguments.provider!r}",
+                                  f"use one of {', '.join(sorted(adapters))}")])
+    if arguments.variant is not None and not VARIANT_NAME.fullmatch(arguments.variant):
+        raise InputError([Problem("--variant", None, f"{arguments.variant!r} is not a variant name",
+                                  "use letters, digits, '.', '_' and '-' (e.g. gpt-5.5-mini)")])
+    if arguments.promote:
+        return _promote(arguments, roots, adapters)
+    upstreams = upstreams_from(arguments.upstream)
+    if arguments.record_mode != "none" and arguments.provider not in upstreams:
+        raise InputError([Problem("--upstream", None, f"no upstream for {arguments.provider}",
+                                  f"pass --upstream {arguments.provider}=URL (the vendor's API base)")])
+    cases = {case.id: case for case in load_cases(roots, known_providers=adapters)}
+    unknown = [case_id for case_id in arguments.case if case_id not in cases]
+    if unknown:
+        raise InputError([Problem("--case", None, f"no case {unknown[0]!r} in the cases folders",
+                                  "`conformance list` shows the case ids")])
+    modes = ("body", "stream") if arguments.mode == "both" else (arguments.mode,)
+    chosen = [cases[case_id] for case_id in arguments.case]
+    if arguments.model:
+        chosen = [dataclasses.replace(case, task=dataclasses.replace(case.task, model=arguments.model))
+                  for case in chosen]
+    for line in record_cases(chosen, arguments.provider, upstreams,
+                             arguments.record_mode, modes, arguments.stack, arguments.variant):
+        print(line)
+    return 0
+
+
+def record_cases(cases: list[Case], provider: str, upstreams: dict[str, str], record_mode: str,
+                 modes: tuple[str, ...] = ("body", "stream"), stack_spec: str | None = None,
+                 variant: str | None = None) -> list[str]:
+    """Record each case's ``provider`` turns through the stack and the proxy, write them (all or nothing per
+    provider folder; a ``variant`` into ``<provider>~<variant>/``), and return one line per case saying what was
+    written."""
+    from conformance.engine.cases import VARIANT, ProviderFixtures
+    from conformance.replay.record import write_fixtures
+
+    stack = _stack(stack_spec, provider)
+    target = provider if variant is None else f"{provider}{VARIANT}{variant}"
+    lines = []
+    for listed in cases:
+        case = _with_provider(listed, provider)
+        if variant is not None:  # the variant's own turns are the recorded ones `once`/`new_episodes` replay
+            case = dataclasses.replace(case, providers={
+                **case.providers, provider: listed.providers.get(target, ProviderFixtures(turns=()))})
+        staged = _record_one(case, provider, stack, modes, upstreams, record_mode)
+        folder = Path(case.path).parent / target
+        if not staged:
+            lines.append(f"conformance record: {case.id} [{provider}]: nothing forwarded "
+                         f"(--record-mode {record_mode}); fixtures unchanged")
+            continue
+        unexpected = unexpected_errors(listed, provider, staged)
+        if unexpected:
+            raise InputError([Problem(str(folder), None, f"case {listed.id} [{provider}]: {problem}; nothing was "
+                                      "written, the recorded files are kept", "fix what the upstream says (a key, a "
+                                      "quota, an outage) and record again") for problem in unexpected])
+        written = write_fixtures(folder, staged, replace=modes if record_mode == "all" else ())
+        lines.append(f"conformance record: {case.id} [{provider}]: wrote {len(written)} file(s) in {folder}")
+        if provider not in listed.providers:
+            lines.append(f"  add `{provider}: {{}}` under providers: in {case.path} to run them"
+                         + (" (and its variants)" if variant else ""))
+    return lines
+
+
+def unexpected_errors(case: Case, provider: str, staged: list[Staged]) -> list[str]:
+    """The error turns of a recording that the case does not expect, each named with its status and message
+    (redacted): such a recording must never replace what is there (docs/record.md). An error turn is expected when
+    the provider's adapter reads it as the kind the case expects of that turn (and, for the last turn, with the
+    reason or source the case names): a 401 where the case expects a rate limit is not; a redirect never is."""
+    from conformance.engine.cases import VARIANT
+    from conformance.engine.registry import builtin_adapters
+    from conformance.replay.hygiene import redact
+
+    expected = case.expectation_for(provider)
+    adapter = builtin_adapters().get(provider.split(VARIANT, 1)[0])
+    kinds = expected.turns or ()
+    problems = []
+    for item in staged:
+        match = re.fullmatch(r"turn(\d+)\.error\.json", item.name)
+        if match is None:
+            continue
+        number = int(match[1])
+        try:
+            error = json.loads(item.data)
+        except ValueError:
+            error = {}
+        error = error if isinstance(error, dict) else {}
+        status: int = error["status"] if isinstance(error.get("status"), int) else 0
+        last = number == (len(kinds) if kinds else number)
+        wanted = kinds[number - 1] if number <= len(kinds) else (expected.outcome if not kinds else None)
+        got = adapter.classify_error(status, error.get("body"), error.get("headers") or {}).to_dict() \
+            if adapter is not None and status >= 400 else {}
+        reason = got.get("reason") or got.get("source")
+        if got.get("kind") == wanted and (not last or expected.reason is None or expected.reason == reason):
+            continue
+        message = " ".join(redact(json.dumps(error.get("body"), ensure_ascii=False)).split())[:300]
+        read = f"read as {got.get('kind')}/{reason}" if got else "a redirect, never a vendor's answer"
+        problems.append(f"turn {number}: the upstream answered HTTP {status} ({message}; {read}), which the case "
+                        f"does not expect (it expects {wanted or 'no such turn'}"
+                        + (f"/{expected.reason}" if last and expected.reason else "") + ")")
+    return problems
+
+
+def credentials_for(provider: str, upstream: str) -> dict[str, KeySwap]:
+    """The user's key for the provider's upstream, from the environment the vendor's SDK reads (``Wire.credential``):
+    it replaces the placeholder a reference stack sends, never a key the client sent itself, and is never written.
+    Without it, a placeholder request to a host that is not loopback is refused, naming the variable."""
+    from conformance.engine.registry import builtin_adapters
+    from conformance.replay.record import KeySwap
+
+    wire = builtin_adapters()[provider].wire
+    credential = wire.credential if wire is not None else None
+    if credential is None:
+        return {}
+    value = next((os.environ[name] for name in credential.env if os.environ.get(name)), None)
+    host = urllib.parse.urlsplit(upstream).hostname or ""
+    placeholder = credential.template.format(credential.placeholder)
+    if value is None and host in ("127.0.0.1", "::1", "localhost"):
+        return {}  # a replay server or a test double: the client's own header goes as it is
+    missing = str(Problem(credential.env[0], None, f"recording {provider} from {host} needs your key: the reference "
+                          "stack sends a placeholder", f"set {' or '.join(credential.env)} (it is sent upstream only, "
+                          "never written), or record with a --stack that sends its own key"))
+    return {provider: KeySwap(credential.header, placeholder,
+                              credential.template.format(value) if value is not None else None, missing)}
+
+
+def _record_one(case: Case, provider: str, stack: Any, modes: tuple[str, ...], upstreams: dict[str, str],
+                record_mode: str) -> list[Staged]:
+    from conformance.replay.hygiene import redact
+    from conformance.replay.record import Recorder, RecordServer, drive_case, stage_session, upstream_for
+    from conformance.replay.router import Replay
+
+    templates = {name: upstream_for(url, case.id, name, "{mode}") for name, url in upstreams.items()}
+    credentials = credentials_for(provider, templates.get(provider, ""))
+    staged: list[Staged] = []
+    for mode in modes:
+        recorder = Recorder({name: url.replace("{mode}", mode) for name, url in templates.items()}, record_mode,
+                            Replay([case]), _signers(provider), credentials=credentials)
+        server = RecordServer(recorder)
+        thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        thread.start()
+        try:
+            drive_case(case, provider, stack, mode, server.base)
+        except InputError:
+            raise
+        except Exception as error:  # noqa: BLE001 - the client gave up (a redirect it followed, a reset): one line
+            raise InputError([Problem(f"case {case.id} [{provider}, {mode}]", None, f"the client stopped with "
+                                      f"{type(error).__name__}: {redact(str(error))[:300]}; nothing was written, the "
+                                      "recorded files are kept", "look at what the upstream answered (the proxy "
+                                      "follows no redirect; a client may), then record again")]) from None
+        finally:
+            server.shutdown()
+            server.server_close()
+        replayed, exchanges = recorder.recorded(case.id, provider, mode)
+        staged += stage_session(case.id, mode, exchanges, first_turn=replayed + 1)
+    return _merged(staged)
+
+
+def _merged(staged: list[Staged]) -> list[Staged]:
+    """One file per name: an error turn recorded in both modes is written once."""
+
+    by_name: dict[str, Staged] = {}
+    for item in staged:
+        by_name.setdefault(item.name, item)
+    return list(by_name.values())
+
+
+def _with_provider(case: Case, provider: str) -> Case:
+    """The case with an (empty) entry for a provider it has no fixtures for yet, so the loop can run it."""
+    from conformance.engine.cases import ProviderFixtures
+
+    if provider in case.providers:
+        return case
+    return dataclasses.replace(case, providers={**case.providers, provider: ProviderFixtures(turns=())})
+
+
+def _promote(arguments: argparse.Namespace, roots: list[Path], adapters: Any) -> int:
+    """Make a variant the provider's fixtures, case by case: ``<provider>/`` → ``<provider>~before-<variant>/``,
+    then ``<provider>~<variant>/`` → ``<provider>/``. Every case is checked before any folder moves, and a move that
+    fails puts back the ones already made."""
+    from conformance.engine.cases import VARIANT, VARIANT_NAME, load_cases
+
+    if arguments.variant is None:
+        raise InputError([Problem("--promote", None, "--promote needs --variant NAME", "name the variant to promote")])
+    kept_name = f"before-{arguments.variant}"
+    if not VARIANT_NAME.fullmatch(kept_name):
+        raise InputError([Problem("--variant", None, f"{arguments.variant!r} is too long to keep the old fixtures "
+                                  f"as {arguments.provider}{VARIANT}{kept_name}/",
+                                  "use a name of 57 characters or less")])
+    cases = {case.id: case for case in load_cases(roots, known_providers=adapters)}
+    provider, variant = arguments.provider, f"{arguments.provider}{VARIANT}{arguments.variant}"
+    moves: list[tuple[Path, Path, Path]] = []  # (the variant folder, the provider folder, where the old one goes)
+    problems = []
+    for case_id in dict.fromkeys(arguments.case):
+        case = cases.get(case_id)
+        if case is None:
+            problems.append(Problem("--case", None, f"no case {case_id!r}", "`conformance list` shows the case ids"))
+            continue
+        folder = Path(case.path).parent
+        problem = _promotable(case, folder, provider, variant, folder / f"{provider}{VARIANT}{kept_name}")
+        if problem is not None:
+            problems.append(problem)
+        else:
+            moves.append((folder / variant, folder / provider, folder / f"{provider}{VARIANT}{kept_name}"))
+    if problems:
+        raise InputError(problems)
+    done: list[tuple[Path, Path, Path]] = []
+    try:
+        for move in moves:
+            source, target, kept = move
+            target.rename(kept)
+            try:
+                source.rename(target)
+            except OSError:
+                kept.rename(target)
+                raise
+            done.append(move)
+    except OSError as error:
+        for source, target, kept in reversed(done):
+            target.rename(source)
+            kept.rename(target)
+        raise InputError([Problem(str(error.filename or provider), None, f"cannot promote: {error}",
+                                  "nothing was moved; check the folders' permissions")]) from None
+    for source, target, kept in moves:
+        print(f"conformance record: {target.parent.name}: {source.name}/ is now {target.name}/; the previous "
+              f"fixtures are in {kept.name}/")
+    return 0
+
+
+def _promotable(case: Case, folder: Path, provider: str, variant: str, kept: Path) -> Problem | None:
+    """Why a case's variant cannot be promoted, or None: the provider must be listed and recorded in its own folder
+    (turns listed inline in case.yaml would not be replaced), the variant recorded, the name for the old folder
+    free."""
+    from conformance.engine.cases import VARIANT
+
+    own = folder / provider
+    turns = case.providers.get(provider)
+    if turns is None:
+        return Problem(case.path, None, f"the case does not list {provider}",
+                       f"add `{provider}: {{}}` under providers: first")
+    if not (folder / variant).is_dir() or variant not in case.providers:
+        return Problem(str(folder / variant), None, "no such variant folder",
+                       f"record it first: conformance record --variant {variant.split(VARIANT, 1)[1]} ...")
+    files = [path for turn in turns.turns for path in (turn.body_path, turn.stream, turn.error_path)
+             if path is not None]
+    if not own.is_dir() or any(own.resolve() not in path.resolve().parents for path in files) \
+            or len(files) < len(turns.turns):
+        return Problem(case.path, None, f"{provider}'s turns are not all in {provider}/ (listed under turns: in the "
+                                        "case file)", f"move them to {provider}/turnN files, then promote")
+    if kept.exists():
+        return Problem(str(kept), None, "already exists", "move or delete it, then promote again")
+    return None
+
+
+def upstreams_from(values: list[str]) -> dict[str, str]:
+    """``PROVIDER=URL`` values as provider → URL; anything else is a usage error naming the value."""
+    upstreams = {}
+    for value in values:
+        name, separator, url = value.partition("=")
+        if not separator or not url.startswith(("http://", "https://")):
+            raise InputError([Problem("--upstream", None, f"{value!r} is not PROVIDER=URL",
+                                      "write e.g. --upstream openai-chat=https://api.openai.com")])
+        upstreams[name] = url
+    return upstreams
+
+
+def _stack(spec: str | None, provider: str) -> Any:
+    from conformance.stacks.stack import builtin_stacks, select_stacks
+
+    if spec is None:
+        matching = [stack for stack in builtin_stacks().values() if stack.provider == provider]
+        if not matching:
+            raise InputError([Problem("--stack", None, f"no reference stack speaks {provider}",
+                                      "pass --stack module:object")])
+        chosen = matching[0]
+    else:
+        (chosen,) = select_stacks([spec])
+    reason = chosen.skip_reason()
+    if reason is not None:
+        raise InputError([Problem("--stack", None, f"stack {chosen.row_id} cannot run: {reason}",
+                                  "install it, or pass another --stack")])
+    return chosen
+
+
+def _signers(provider: str) -> dict[str, Signer]:
+    """Bedrock's re-signer, with the recorder's own credentials from the environment (AWS_ACCESS_KEY_ID,
+    AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION)."""
+    from conformance.replay.record import sigv4_signer
+
+    if provider != "bedrock-converse":
+        return {}
+    key, secret = os.environ.get("AWS_ACCESS_KEY_ID"), os.environ.get("AWS_SECRET_ACCESS_KEY")
+    if not key or not secret:
+        raise InputError([Problem("AWS_ACCESS_KEY_ID", None, "recording Bedrock needs the recorder's own AWS "
+                                  "credentials: the proxy signs each forwarded request again (SigV4 signs the host)",
+                                  "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (AWS_SESSION_TOKEN, AWS_REGION)")])
+    region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
+    return {provider: sigv4_signer(key, secret, region, os.environ.get("AWS_SESSION_TOKEN"))}

@@ -1,0 +1,100 @@
+"""The JSON Schemas shipped with the suite, each compiled once."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Iterator
+from functools import cache, lru_cache
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError, ValidationError
+from referencing import Registry
+from referencing.exceptions import Unresolvable
+from referencing.jsonschema import DRAFT202012
+
+SCHEMA_DIR = Path(__file__).parent.parent / "schema"
+
+
+@cache
+def validator(name: str) -> Draft202012Validator:
+    """The compiled validator of a schema shipped in conformance/schema."""
+    schema = json.loads((SCHEMA_DIR / name).read_text(encoding="utf-8"))
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
+
+
+@lru_cache(maxsize=256)
+def compiled(schema_text: str) -> Draft202012Validator:
+    """A validator for a schema given as canonical JSON text (tool parameters, output schemas)."""
+    return Draft202012Validator(json.loads(schema_text))
+
+
+def schema_errors(name: str, document: Any) -> Iterator[tuple[str, str, str]]:
+    """(JSON pointer, what is wrong, how to fix) for every violation, deepest first."""
+    for error in sorted(validator(name).iter_errors(document), key=lambda e: (list(e.absolute_path), e.message)):
+        yield from _explain(error)
+
+
+def _pointer(path: Any) -> str:
+    return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in path)
+
+
+def _explain(error: ValidationError) -> Iterator[tuple[str, str, str]]:
+    pointer = _pointer(error.absolute_path)
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        known = sorted((error.schema.get("properties") or {}).keys())
+        for key in sorted(set(error.instance) - set(known)):
+            close = difflib.get_close_matches(str(key), known, n=1)
+            hint = f"did you mean '{close[0]}'?" if close else f"valid keys: {', '.join(known)}"
+            yield f"{pointer}/{key}", f"unknown key '{key}'", hint
+        return
+    if error.validator == "required":
+        yield pointer, error.message, "add the missing key"
+        return
+    if error.validator in ("oneOf", "anyOf") and error.context:
+        best = min(error.context, key=lambda sub: len(list(sub.absolute_path)))
+        yield pointer, f"{best.message} (one of several accepted shapes)", "see the case schema for the accepted shapes"
+        return
+    if error.validator == "type":
+        yield pointer, f"expected {error.validator_value}, got {type(error.instance).__name__}: {error.message}", (
+            f"write a value of type {error.validator_value}"
+        )
+        return
+    yield pointer, error.message, "see conformance/schema for the allowed values"
+
+
+def schema_definition_problems(schema: Any) -> list[str]:
+    """What makes ``schema`` (a case's output schema, a tool's parameters) not a usable JSON Schema: a
+    metaschema violation (``type: banana``, a pattern that is not a regex) or a ``$ref`` that resolves to
+    nothing inside it. Checked when the case loads, so a bad schema is the case's error, not the adapter's."""
+    try:
+        Draft202012Validator.check_schema(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+    except SchemaError as error:
+        where = _pointer(error.absolute_path)
+        return [f"{error.message}" + (f" (at {where})" if where else "")]
+    resolver = Registry().with_resource(_SCHEMA_URI, DRAFT202012.create_resource(schema)).resolver(_SCHEMA_URI)
+    problems = []
+    for reference in _references(schema):
+        try:
+            resolver.lookup(reference)
+        except Unresolvable:
+            problems.append(f"$ref '{reference}' points at nothing")
+    return problems
+
+
+_SCHEMA_URI = "urn:conformance:schema"
+
+
+def _references(schema: Any) -> Iterator[str]:
+    pending = [schema]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, dict):
+            if isinstance(node.get("$ref"), str):
+                yield node["$ref"]
+            pending.extend(node.values())
+        elif isinstance(node, list):
+            pending.extend(node)

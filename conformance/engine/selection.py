@@ -1,0 +1,181 @@
+"""Which case × provider × mode items a command runs (``--case``, ``-k``, ``--mode``), and the coverage matrix that
+says which case × provider pairs have no recording."""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+
+from conformance.engine.cases import Case, base_provider
+from conformance.engine.runner import modes_for
+from conformance.errors import InputError, Problem
+from conformance.kit.adapter import Adapter
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One case × provider × mode, named as pytest names the same item: ``normal[openai-chat-body]``."""
+
+    case: Case
+    provider: str
+    mode: str
+
+    @property
+    def name(self) -> str:
+        """The item's id, matched by ``-k``."""
+        return f"{self.case.id}[{self.provider}-{self.mode}]"
+
+
+def select_items(cases: Sequence[Case], adapters: dict[str, Adapter], case_patterns: Collection[str] = (),
+                 keyword: str | None = None, modes: Collection[str] = ()) -> list[Item]:
+    """Every item the filters keep, sorted as the report sorts rows. ``case_patterns`` are shell patterns on the
+    case id (``http_*``); ``keyword`` is a pytest-style expression of substrings of the item id
+    (``openai and not stream``); ``modes`` keeps only those modes."""
+    matches = _keyword_matcher(keyword) if keyword else None
+    items = []
+    for case in cases:
+        if case_patterns and not any(fnmatch.fnmatchcase(case.id, pattern) for pattern in case_patterns):
+            continue
+        # A provider's model variants (``openai-chat~gpt-5.5-mini``) are read by the provider's adapter.
+        for provider in case.providers:
+            adapter = adapters.get(base_provider(provider))
+            if adapter is None:
+                continue
+            for mode in modes_for(case, provider, adapter):
+                item = Item(case, provider, mode)
+                if (not modes or mode in modes) and (matches is None or matches(item.name)):
+                    items.append(item)
+    return sorted(items, key=lambda item: (item.case.id, item.provider, item.mode))
+
+
+def columns(providers: Sequence[str], items: Sequence[Item]) -> list[str]:
+    """The report's provider columns: each provider, then its model variants that ran, beside it."""
+    variants = sorted({item.provider for item in items if item.provider not in providers})
+    out: list[str] = []
+    for provider in providers:
+        out.append(provider)
+        out += [variant for variant in variants if base_provider(variant) == provider]
+    return out
+
+
+def coverage(cases: Sequence[Case], providers: Sequence[str], items: Sequence[Item]) -> list[str]:
+    """The case × provider matrix as text lines: the modes that ran, ``not recorded``, or ``-`` (filtered out)."""
+    ran: dict[tuple[str, str], list[str]] = {}
+    for item in items:
+        ran.setdefault((item.case.id, item.provider), []).append(item.mode)
+    shown = [case for case in cases if any((case.id, provider) in ran for provider in providers)]
+    if not shown:
+        return []
+    width = max(len("coverage"), *(len(case.id) for case in shown)) + 2
+    cells = {(case.id, provider): "+".join(ran[case.id, provider]) if (case.id, provider) in ran
+             else "not recorded" if provider not in case.providers else "-"
+             for case in shown for provider in providers}
+    widths = {provider: max(len(provider), *(len(cells[case.id, provider]) for case in shown)) + 2
+              for provider in providers}
+    lines = ["coverage".ljust(width) + "".join(provider.ljust(widths[provider]) for provider in providers)]
+    lines += [case.id.ljust(width) + "".join(cells[case.id, provider].ljust(widths[provider])
+                                             for provider in providers) for case in shown]
+    return [line.rstrip() for line in lines]
+
+
+def missing_providers(cases: Sequence[Case], providers: Collection[str], items: Sequence[Item]) -> list[Problem]:
+    """A problem per selected case that has no fixtures for a selected provider (``--require-providers``)."""
+    selected = {item.case.id for item in items}
+    return [Problem(case.path, None, f"case {case.id} has no fixtures for {provider}",
+                    f"record {provider}/turn1.json beside the case file and list '{provider}: {{}}' under providers:, "
+                    "or run without --require-providers")
+            for case in cases if case.id in selected for provider in sorted(providers)
+            if provider not in case.providers]
+
+
+_TOKEN = re.compile(r"\s*(\(|\)|[^\s()]+)")
+
+
+def _keyword_matcher(expression: str) -> _Matcher:
+    """``-k``: words are substrings of the item id (case-insensitive); ``and``, ``or``, ``not`` and parentheses
+    combine them, as in pytest."""
+    tokens = _TOKEN.findall(expression)
+    parser = _Parser(tokens, expression)
+    tree = parser.expression()
+    if parser.position != len(tokens):
+        parser.fail(f"unexpected '{tokens[parser.position]}'")
+    return tree
+
+
+class _Matcher:
+    def __call__(self, name: str) -> bool:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True, slots=True)
+class _Word(_Matcher):
+    word: str
+
+    def __call__(self, name: str) -> bool:
+        return self.word.casefold() in name.casefold()
+
+
+@dataclass(frozen=True, slots=True)
+class _Not(_Matcher):
+    inner: _Matcher
+
+    def __call__(self, name: str) -> bool:
+        return not self.inner(name)
+
+
+@dataclass(frozen=True, slots=True)
+class _Both(_Matcher):
+    left: _Matcher
+    right: _Matcher
+    any_of: bool
+
+    def __call__(self, name: str) -> bool:
+        return (self.left(name) or self.right(name)) if self.any_of else (self.left(name) and self.right(name))
+
+
+class _Parser:
+    def __init__(self, tokens: list[str], text: str) -> None:
+        self.tokens, self.text, self.position = tokens, text, 0
+
+    def fail(self, message: str) -> None:
+        raise InputError([Problem("-k", None, f"{message} in {self.text!r}",
+                                  "write words joined by and/or/not, e.g. -k 'openai and not stream'")])
+
+    def peek(self) -> str | None:
+        return self.tokens[self.position] if self.position < len(self.tokens) else None
+
+    def expression(self) -> _Matcher:
+        left = self.conjunction()
+        while self.peek() == "or":
+            self.position += 1
+            left = _Both(left, self.conjunction(), any_of=True)
+        return left
+
+    def conjunction(self) -> _Matcher:
+        left = self.negation()
+        while self.peek() == "and":
+            self.position += 1
+            left = _Both(left, self.negation(), any_of=False)
+        return left
+
+    def negation(self) -> _Matcher:
+        if self.peek() == "not":
+            self.position += 1
+            return _Not(self.negation())
+        return self.atom()
+
+    def atom(self) -> _Matcher:
+        token = self.peek()
+        if token is None or token in ("and", "or", ")"):
+            self.fail("a word is missing" if token is None else f"unexpected '{token}'")
+            raise AssertionError  # fail() raised
+        self.position += 1
+        if token != "(":
+            return _Word(token)
+        inner = self.expression()
+        if self.peek() != ")":
+            self.fail("a ')' is missing")
+        self.position += 1
+        return inner

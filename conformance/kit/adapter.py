@@ -1,0 +1,358 @@
+"""What an adapter is: the neutral task, the transcript it replays, and the record of its pure functions.
+
+An adapter never does I/O. The engine hands it a task and a transcript and gets a wire request back;
+it hands it a status, headers and a body (or a stream) and gets one contract kind back.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, get_args
+
+from conformance.kit.stream import StreamResult
+from conformance.kit.types import ModelResponse, ToolCall
+
+ToolChoice = Literal["auto", "none", "required", "tool"]
+"""The neutral tool choices of ``Task.tool_choice``."""
+TOOL_CHOICES: tuple[ToolChoice, ...] = get_args(ToolChoice)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolSpec:
+    """A tool offered to the model, in neutral form."""
+
+    name: str
+    """The tool name the model must use."""
+    description: str
+    """What the tool does, for the model."""
+    parameters: Mapping[str, Any]
+    """The JSON Schema of the tool's arguments."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Task:
+    """The neutral task every vendor receives."""
+
+    instructions: str
+    """The system/developer instructions (part of the static prefix)."""
+    input: str
+    """The first user message."""
+    tools: tuple[ToolSpec, ...] = ()
+    """The tools offered, in a fixed order (part of the static prefix)."""
+    output_schema: Mapping[str, Any] | None = None
+    """A JSON Schema the final answer must satisfy, or None for free text."""
+    output_schema_name: str = "answer"
+    """The name some vendors require beside an output schema."""
+    max_output_tokens: int = 1024
+    """The output token cap sent to the vendor."""
+    tool_choice: ToolChoice = "auto"
+    """``auto``, ``none``, ``required`` or ``tool`` (then ``tool_name`` names the forced tool)."""
+    tool_name: str | None = None
+    """The forced tool when ``tool_choice`` is ``tool``."""
+    follow_ups: tuple[str, ...] = ()
+    """Further user messages, each sent after the previous answer (a multi-turn conversation)."""
+    model: str = "model-under-test"
+    """The model name written into requests; fixtures decide what answered."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UserMessage:
+    """A user turn in the transcript."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelTurn:
+    """A model response in the transcript; its ``output_items`` are re-sent verbatim."""
+
+    response: ModelResponse
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolResult:
+    """The result of one executed (or refused) call, echoing the call's id."""
+
+    call: ToolCall
+    """The call this result answers."""
+    output: Mapping[str, Any]
+    """The result object sent back to the model."""
+    is_error: bool = False
+    """True when the call was refused or failed (denied, unknown tool, bad arguments)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolResults:
+    """All results answering one model turn, sent together."""
+
+    results: tuple[ToolResult, ...]
+
+
+TranscriptEntry = UserMessage | ModelTurn | ToolResults
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SentTool:
+    """A tool as a request offers it, read back into neutral form."""
+
+    name: str
+    parameters: Any
+    """The parameter schema as JSON Schema, after undoing any documented vendor transformation."""
+    description: str | None = None
+    """The description sent ("" when the request carries none); None when the reader does not read it."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SentPrefix:
+    """What the static prefix of a request carries, each read from the vendor's own slot (docs/contract.md,
+    "Requests"). A value the request does not send is None."""
+
+    instructions: str | None
+    """The text of the system/developer slot (Responses ``instructions``, a Chat ``system`` message, Messages and
+    Converse ``system``, Gemini ``systemInstruction``)."""
+    tools: tuple[SentTool, ...]
+    """The tools offered, in order."""
+    tool_choice: ToolChoice | None
+    """The tool choice the vendor will apply (its documented default when the request leaves it out)."""
+    forced_tool: str | None
+    """The one tool a ``tool`` choice forces."""
+    output_schema: Any
+    """The JSON Schema sent in the vendor's structured-output slot, parsed when the vendor wants a string."""
+    max_output_tokens: int | None
+    """The output token cap."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SentResult:
+    """One tool result as a request sends it."""
+
+    call_id: str | None
+    """The call id echoed, or None when the result carries none."""
+    name: str | None = None
+    """The tool name, when the vendor's result slot carries it."""
+    is_error: bool | None = None
+    """The vendor's error flag, or None when its result slot has none (Chat, Responses)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SentEntry:
+    """One entry of a request's conversation, read by the vendor's slots: a user message, a model turn re-sent, or
+    the results answering one model turn. A reader names anything else by what it is (e.g. ``"function"``
+    for a role the vendor does not use for results), so the engine can show it."""
+
+    role: str
+    """``user``, ``model`` or ``results``, or what the entry is when it is none of these."""
+    text: str | None = None
+    """A user entry's text."""
+    results: tuple[SentResult, ...] = ()
+    """A results entry's results, in order."""
+    signatures: tuple[str, ...] = ()
+    """A model entry's opaque reasoning signatures (encrypted reasoning, thinking signatures, thought
+    signatures), in order: what the vendor needs back to continue from its own reasoning."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RequestParts:
+    """An adapter's reading of one of its own requests, for the correlation and request checks."""
+
+    prefix: Any
+    """The static prefix (instructions, tools, tool choice, output schema): must not change."""
+    history: Sequence[Any]
+    """The conversation entries, in order: must only grow at the end."""
+    results: Sequence[tuple[str | None, str | None]]
+    """Every tool result in the history, in order, as (echoed call id or None, tool name or None)."""
+    sent: SentPrefix | None = None
+    """What the prefix carries, slot by slot; None when the adapter does not read it (those checks are then
+    reported as not checked)."""
+
+
+SSE_CONTENT_TYPE = "text/event-stream; charset=utf-8"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Credential:
+    """Where an API's clients put their key, for the recording proxy (docs/record.md): the user's key, read from the
+    first of ``env`` that is set, replaces whatever the client sent in ``header`` (a reference stack sends a
+    placeholder), and is never written anywhere."""
+
+    env: tuple[str, ...]
+    """The environment variables the vendor's own SDK reads the key from, in its order."""
+    header: str
+    """The request header that carries it (lower case)."""
+    template: str = "{}"
+    """How the header's value is spelled around the key (``Bearer {}``)."""
+    placeholder: str = ""
+    """The fake key the reference stacks send (``conformance.replay.server.client_environment``): only a request
+    carrying it gets the user's key; a client that sends its own (a gateway, a compatible server's key) is forwarded as
+    it is."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Wire:
+    """How an API travels over HTTP, for the replay server that serves its fixtures to real clients (docs/serve.md):
+    the paths its clients call, where they read the request id, and how a recorded stream goes back on the wire."""
+
+    paths: tuple[tuple[re.Pattern[str], bool | None], ...]
+    """Each path the API answers (matched whole, after the session prefix) and whether it streams; None when the
+    request body's ``"stream": true`` decides."""
+    request_id_header: str = "x-request-id"
+    """The response header the API's clients read the request id from."""
+    stream_content_type: str = SSE_CONTENT_TYPE
+    """The content type of a streamed reply."""
+    encode_stream: Callable[[bytes], Iterable[bytes]] | None = None
+    """A recorded stream transcript → the chunks to send, each flushed on its own; None: server-sent events, one
+    chunk per event, the bytes unchanged."""
+    credential: Credential | None = None
+    """Where the user's key goes when ``conformance record`` forwards to the real vendor; None: the API signs its
+    requests another way (Bedrock's SigV4, re-signed by the proxy)."""
+    error_reply: Callable[[int, str], tuple[Mapping[str, str], Any]] | None = None
+    """The replay server's own error (no recorded turn, no such case) in this API's error shape, so its clients print
+    the message: (status, message) → (extra headers, JSON body). None: the OpenAI shape ``{"error": {…}}``."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Adapter:
+    """One vendor API's pure functions, registered under a provider id."""
+
+    id: str
+    """The provider id, e.g. ``openai-responses``."""
+    build_request: Callable[[Task, Sequence[TranscriptEntry]], dict[str, Any]]
+    """Neutral task + transcript → the wire request body."""
+    read_request: Callable[[Mapping[str, Any]], RequestParts]
+    """A wire request this adapter built → its prefix, history and echoed call ids."""
+    classify_body: Callable[[Any], ModelResponse]
+    """A successful (HTTP 2xx) JSON body → one contract kind."""
+    classify_error: Callable[[int, Any, Mapping[str, str]], ModelResponse]
+    """HTTP status, error body (JSON, text or None) and lower-cased headers → one contract kind."""
+    assemble_stream: Callable[[Iterable[bytes]], StreamResult] | None = None
+    """A raw stream transcript, as byte chunks → the same kind a body gives, plus a stream summary."""
+    description: str = ""
+    """One line for listings: the API the adapter speaks."""
+    read_history: Callable[[Sequence[Any]], Sequence[SentEntry]] | None = None
+    """A list of the vendor's conversation entries (a request's history, or a response's ``output_items``) → the
+    neutral entries; None when the adapter does not read them (those checks are then reported as not checked)."""
+    wire: Wire | None = None
+    """How the API travels over HTTP, for ``conformance serve`` and the stack lane; None when the replay server
+    cannot serve it."""
+
+
+def request_history(request: Any, key: str) -> list[Any]:
+    """The conversation list under ``key`` of a wire request, or [] when the request holds none."""
+    history = request.get(key) if isinstance(request, Mapping) else None
+    return list(history) if isinstance(history, list) else []
+
+
+TOOL_CHOICE_SLOT: tuple[tuple[str, ...], ...] = (("tool_choice",),)
+"""Where Chat, Responses and Messages requests carry the tool choice."""
+
+
+def request_prefix(request: Any, key: str, per_turn: tuple[tuple[str, ...], ...] = TOOL_CHOICE_SLOT) -> dict[str, Any]:
+    """Everything of a wire request but its conversation list and its per-turn slots (each a path of keys; the tool
+    choice, which a loop resets to ``auto`` after a forced call, ``task_for_turn``): the part that must never
+    change."""
+    if not isinstance(request, Mapping):
+        return {}
+    prefix = {name: value for name, value in request.items() if name != key}
+    for path in per_turn:
+        _drop(prefix, path)
+    return prefix
+
+
+def _drop(container: dict[str, Any], path: tuple[str, ...]) -> None:
+    """``container`` without the value at ``path``; the mappings on the way are copied, never changed in place."""
+    head, rest = path[0], path[1:]
+    if head not in container:
+        return
+    if not rest:
+        del container[head]
+    elif isinstance(container[head], Mapping):
+        inner = dict(container[head])
+        _drop(inner, rest)
+        container[head] = inner
+
+
+FORCING_CHOICES: tuple[ToolChoice, ...] = ("required", "tool")
+"""Tool choices that make the model call a tool; a loop sends them until it has."""
+
+
+def task_for_turn(task: Task, transcript: Sequence[TranscriptEntry]) -> Task:
+    """The task as the loop sends it after ``transcript``.
+
+    A forcing tool choice (``required``, or ``tool`` with ``tool_name``) holds until the model has called a tool
+    since the last user message; once the results of that call go back, the request carries ``auto``. With the
+    forced choice kept, the model would have to call a tool again and could never answer; loops reset it (the OpenAI
+    Agents SDK's ``reset_tool_choice``). docs/contract.md, "Requests".
+    """
+    if task.tool_choice not in FORCING_CHOICES or not called_since_user(
+            "results" if isinstance(entry, ToolResults) else "user" if isinstance(entry, UserMessage) else "model"
+            for entry in transcript):
+        return task
+    return dataclasses.replace(task, tool_choice="auto", tool_name=None)
+
+
+def called_since_user(roles: Iterable[str]) -> bool:
+    """True when, in a conversation given by its entries' roles (``user``, ``model``, ``results``), tool results
+    follow the last user message."""
+    called = False
+    for role in roles:
+        if role == "user":
+            called = False
+        elif role == "results":
+            called = True
+    return called
+
+
+def merged(entries: Iterable[SentEntry]) -> list[SentEntry]:
+    """Adjacent entries of one role as one entry: the results of a Chat or Responses turn travel as one message or
+    item each, but answer one model turn together; a model turn spread over several items is one turn."""
+    out: list[SentEntry] = []
+    for entry in entries:
+        last = out[-1] if out else None
+        if last is None or last.role != entry.role or entry.role not in ("user", "model", "results"):
+            out.append(entry)
+            continue
+        texts = [text for text in (last.text, entry.text) if text is not None]
+        # Joined as `text_of` joins the blocks of one message: a text split over blocks reads the same everywhere.
+        out[-1] = SentEntry(role=entry.role, text="".join(texts) if texts else None,
+                            results=last.results + entry.results, signatures=last.signatures + entry.signatures)
+    return out
+
+
+def result_pairs(entries: Iterable[SentEntry]) -> list[tuple[str | None, str | None]]:
+    """Every result of a conversation, in order, as ``RequestParts.results`` wants them."""
+    return [(result.call_id, result.name) for entry in entries if entry.role == "results" for result in entry.results]
+
+
+def text_of(value: Any, key: str = "text") -> str | None:
+    """A slot's text: a string as is, or the ``key`` strings of a list of blocks or parts joined; None when the slot
+    holds no text."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        texts = [block[key] for block in value if isinstance(block, Mapping) and isinstance(block.get(key), str)]
+        return "".join(texts) if texts else None
+    return None
+
+
+def string_or_none(value: Any) -> str | None:
+    """``value`` when it is a string, else None (read back from a request that may be anything)."""
+    return value if isinstance(value, str) else None
+
+
+def int_or_none(value: Any) -> int | None:
+    """``value`` when it is an integer (not a bool), else None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def list_or_empty(value: Any) -> list[Any]:
+    """``value`` when it is a list, else [] (read back from a request that may be anything)."""
+    return value if isinstance(value, list) else []
+
+
+def description_of(tool: Mapping[str, Any]) -> str:
+    """A tool's description as sent, "" when it carries none."""
+    value = tool.get("description")
+    return value if isinstance(value, str) else ""

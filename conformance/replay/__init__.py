@@ -1,0 +1,1 @@
+"""Replay and record: recorded turns served to real clients, and real traffic captured as fixtures."""

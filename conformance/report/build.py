@@ -1,0 +1,379 @@
+"""The report as data (builtins only), and its JSON and Markdown renderings (written by ``reportfiles``)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from conformance import __version__
+from conformance.engine.cases import VARIANT
+from conformance.errors import InputError, Problem
+from conformance.kit.types import USAGE_FIELDS
+from conformance.report import files as reportfiles
+from conformance.report.findings import find_all
+from conformance.report.html import render_html
+from conformance.report.markdown import escape_cell
+from conformance.stacks.stack import Stack
+
+SCHEMA_VERSION = 1
+
+
+def build_report(rows: list[dict[str, Any]], providers: list[str], stacks: Sequence[Stack] = (),
+                 fixtures: dict[str, str] | None = None, shard: dict[str, Any] | None = None,
+                 selection: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The report of ``rows``; two rows under one case × provider × mode key are refused (InputError): the
+    upgrade gate matches rows by key and could keep the passing one. ``stacks``: the stacks whose rows are here,
+    for the findings their teams accept and the package versions they ran with. ``fixtures``: the fixture files
+    the rows ran on (``fixture_files``), recorded as what the report verified (their count and content hash).
+    ``shard``: ``index``, ``of`` and ``plan`` of shard I of N (``conformance.engine.shard.shard_record``); its report
+    keeps the fixture files one by one, so that ``merge_reports`` can hash the whole set. ``selection``: the filters
+    that narrowed the run (``--case``, ``-k``, ``--mode``, ``--provider``), recorded as ``measured.selection`` so that
+    ``conformance verify`` does not take a part of the task set for all of it; None for a whole run."""
+    findings = [finding.to_dict() for finding in find_all(rows, {stack.row_id: stack.accepted for stack in stacks})]
+    measured_with = measured(stacks)
+    if selection:
+        measured_with["selection"] = dict(sorted(selection.items()))
+    report = assemble(rows, providers, findings, differs_from_majority(rows), measured_with, fixtures)
+    if shard is not None:
+        report["shard"] = {**shard, "fixture_files": dict(sorted((fixtures or {}).items()))}
+    return report
+
+
+def assemble(rows: list[dict[str, Any]], providers: Sequence[str], findings: list[dict[str, Any]],
+             differs: list[list[str]], measured_with: dict[str, Any],
+             fixtures: dict[str, str] | None) -> dict[str, Any]:
+    """The report from its parts (``build_report``, ``merge_reports``): rows sorted by key, a repeated key refused."""
+    rows = sorted(rows, key=lambda row: (row["case"], row["provider"], row["mode"]))
+    repeated = sorted({(a["case"], a["provider"], a["mode"]) for a, b in zip(rows, rows[1:], strict=False)
+                       if (a["case"], a["provider"], a["mode"]) == (b["case"], b["provider"], b["mode"])})
+    if repeated:
+        raise InputError([Problem(" × ".join(key), None, "two results for one case × provider × mode",
+                                  "give every case a unique id across the case folders") for key in repeated])
+    passed = sum(1 for row in rows if row["passed"])
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "providers": sorted(set(providers)),
+        "summary": {"rows": len(rows), "passed": passed, "failed": len(rows) - passed,
+                    "cases": len({row["case"] for row in rows})},
+        "results": rows,
+        "findings": sorted(findings, key=finding_key),
+        "measured": {**measured_with, **({"fixtures": fixture_digest(fixtures)} if fixtures is not None else {})},
+        "differs": sorted(differs),
+    }
+
+
+def finding_key(finding: dict[str, Any]) -> tuple[str, str, str, int, str]:
+    """A finding's identity and sort order (``Finding.key``)."""
+    return finding["stack"], finding["case"], finding["mode"], finding["turn"] or 0, finding["field"]
+
+
+def measured(stacks: Sequence[Stack]) -> dict[str, Any]:
+    """What the report measured with: the suite's version, Python's, and each stack's packages and versions."""
+    return {"suite": __version__, "python": platform.python_version(),
+            "stacks": {stack.row_id: dict(sorted(stack.versions().items()))
+                       for stack in sorted(stacks, key=lambda stack: stack.row_id)}}
+
+
+def fixture_files(cases: Sequence[Any], rows: list[dict[str, Any]]) -> dict[str, str]:
+    """The fixture files the rows ran on: each file's path as reports show it (from the cases folder's name down)
+    and the SHA-256 of its bytes."""
+    ran = {(row["case"], row["provider"].split("@")[0]) for row in rows}
+    files: dict[str, Path] = {}
+    for case in cases:
+        for provider, fixtures in case.providers.items():
+            if (case.id, provider) not in ran:
+                continue
+            for turn in fixtures.turns:
+                # A turn's file paths as the loader already shows them in reports (``RecordedTurn.source``).
+                recorded = turn.body_path or turn.error_path
+                for path, shown in ((recorded, turn.source), (turn.stream, turn.stream_source)):
+                    if path is not None:
+                        files[shown] = path
+    return {shown: hashlib.sha256(path.read_bytes()).hexdigest() for shown, path in files.items()}
+
+
+def fixture_digest(files: dict[str, str]) -> dict[str, Any]:
+    """The fixture set as content: how many files and one SHA-256 over each path and its bytes' hash, sorted by
+    path. Two reports with the same hash ran on the same recordings, from whatever folder."""
+    digest = hashlib.sha256()
+    for shown in sorted(files):
+        digest.update(shown.encode("utf-8") + b"\0" + bytes.fromhex(files[shown]))
+    return {"files": len(files), "sha256": digest.hexdigest()}
+
+
+def differs_from_majority(rows: list[dict[str, Any]]) -> list[list[str]]:
+    """The cells (case, mode, provider) whose turn chain or outcome differs from the one most vendors share in their
+    row. The vendors vote (the raw adapters' columns; every column when fewer than three are raw), so a stack
+    does not count its vendor twice; only where more than half of at least three voters agree is a cell marked."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault((row["case"], row["mode"]), []).append(row)
+    marked = []
+    for (case, mode), cells in groups.items():
+        # A model variant (``openai-chat~mini``) is its vendor again: it does not vote either.
+        raw = [row for row in cells if row.get("stack", "raw") == "raw" and VARIANT not in row["provider"]]
+        voters = raw if len(raw) >= 3 else cells
+        top, votes = Counter(_signature(row) for row in voters).most_common(1)[0]
+        if len(voters) < 3 or votes * 2 <= len(voters):
+            continue
+        marked += [[case, mode, row["provider"]] for row in cells if _signature(row) != top]
+    return sorted(marked)
+
+
+def _signature(row: dict[str, Any]) -> tuple[tuple[str, ...], str]:
+    return tuple(turn["kind"] for turn in row["turns"]), row["outcome"]
+
+
+def render_json(report: dict[str, Any]) -> str:
+    """Sorted keys, one result row per line: rows diff line by line, and the C encoder does the work (an
+    indented dump runs the pure-Python encoder over every row)."""
+    lines = ["{"]
+    for key in sorted(report):
+        if key != "results":
+            lines.append(f"  {json.dumps(key)}: "
+                         f"{json.dumps(report[key], sort_keys=True, ensure_ascii=False, allow_nan=False)},")
+    rows = [json.dumps(row, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+            for row in report["results"]]
+    if rows:
+        lines += ['  "results": [', ",\n".join(f"    {row}" for row in rows), "  ]"]
+    else:
+        lines.append('  "results": []')
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _cell(row: dict[str, Any], differs: set[tuple[str, str, str]]) -> str:
+    chain = " → ".join(escape_cell(turn["kind"]) for turn in row["turns"]) or "—"
+    mark = "✅" if row["passed"] else "❌"
+    note = (" ≠" if (row["case"], row["mode"], row["provider"]) in differs else "") + (" ⚑" if row["override"] else "")
+    return f"{mark} {chain} ⇒ **{escape_cell(row['outcome'])}**{note}"
+
+
+def render_markdown(report: dict[str, Any]) -> str:
+    """The Markdown rendering (for a terminal, a job summary or a pull-request comment)."""
+    rows = report["results"]
+    providers = report["providers"]
+    summary = report["summary"]
+    lines = [
+        "# Conformance report",
+        "",
+        f"{summary['passed']} of {summary['rows']} case × provider × mode results passed "
+        f"({summary['cases']} cases, {len(providers)} providers).",
+        "",
+    ]
+    lines += _measured_line(report.get("measured"))
+    failed = [row for row in rows if not row["passed"]]
+    if failed:
+        lines += ["## Failures", ""]
+        for row in failed:
+            lines.append(f"- **{escape_cell(row['case'])}** \\[{escape_cell(row['provider'])}, "
+                         f"{escape_cell(row['mode'])}\\]: "
+                         + "; ".join(escape_cell(failure) for failure in row["failures"]))
+        lines.append("")
+    modes = sorted({row["mode"] for row in rows})
+    differs = {(case, mode, provider) for case, mode, provider in report.get("differs", [])}
+    for mode in modes:
+        lines += [f"## Matrix ({escape_cell(mode)} mode): turn kinds ⇒ outcome", "",
+                  "≠ the turn chain or outcome differs from what most vendors give in the row; ⚑ a declared "
+                  "override.", ""]
+        lines.append("| case | expected | " + " | ".join(escape_cell(provider) for provider in providers) + " |")
+        lines.append("|---|---|" + "---|" * len(providers))
+        by_key = {(row["case"], row["provider"]): row for row in rows if row["mode"] == mode}
+        first_row: dict[str, dict[str, Any]] = {}
+        for row in rows:
+            if row["mode"] == mode:
+                first_row.setdefault(row["case"], row)
+        for case in sorted(first_row):
+            any_row = first_row[case]
+            cells = [_cell(by_key[(case, provider)], differs) if (case, provider) in by_key else "—"
+                     for provider in providers]
+            lines.append(f"| {escape_cell(case)} | {escape_cell(any_row['expected']['outcome'])} | "
+                         + " | ".join(cells) + " |")
+        lines.append("")
+    lines += _raw_value_table(rows, providers)
+    lines += _usage_table(rows, providers)
+    lines += _request_table(rows, providers)
+    lines += _findings_section(report.get("findings", []))
+    overrides = {(row["case"], row["provider"]): row for row in rows if row["override"]}
+    if overrides:
+        lines += ["## Provider differences (⚑ overrides)", ""]
+        for _, row in sorted(overrides.items()):
+            lines.append(f"- **{escape_cell(row['case'])}** \\[{escape_cell(row['provider'])}\\]: expects "
+                         f"{escape_cell(row['expected']['outcome'])} — {escape_cell(row['override']['why'])}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def render_summary(report: dict[str, Any], limit: int = 15) -> str:
+    """What ``conformance run`` prints: the totals, the failures, the cells that differ from most vendors and each
+    stack's findings, each list cut at ``limit`` (report.md has everything)."""
+    summary, rows = report["summary"], report["results"]
+    lines = [f"{summary['passed']} of {summary['rows']} case × provider × mode results passed "
+             f"({summary['cases']} cases, {len(report['providers'])} providers)."]
+    failed = [row for row in rows if not row["passed"]]
+    if failed:
+        lines.append(f"Failed ({len(failed)}):")
+        lines += [f"  {row['case']} [{row['provider']}, {row['mode']}]: {(row['failures'] or ['error'])[0]}"
+                  for row in failed[:limit]]
+        lines += [f"  … and {len(failed) - limit} more (report.md)"] if len(failed) > limit else []
+    differs = report.get("differs", [])
+    if differs:
+        cells = ", ".join(f"{case} [{provider}, {mode}]" for case, mode, provider in differs[:limit])
+        lines.append(f"Differ from most vendors ({len(differs)}): {cells}" + (" …" if len(differs) > limit else ""))
+    findings: dict[str, list[dict[str, Any]]] = {}
+    for finding in report.get("findings", []):
+        findings.setdefault(finding["stack"], []).append(finding)
+    if findings:
+        lines.append("What each stack hides (findings against the raw adapter; report.md lists them):")
+        lines += [f"  {stack}: {len(items)} ({sum(1 for item in items if not item['accepted'])} not accepted)"
+                  for stack, items in sorted(findings.items())]
+    return "\n".join(lines) + "\n"
+
+
+def _measured_line(measured: dict[str, Any] | None) -> list[str]:
+    if not measured:
+        return []
+    def spelled(packages: dict[str, str | None]) -> str:
+        return ", ".join(f"{name} {version or 'not installed'}" for name, version in packages.items())
+
+    stacks = "; ".join(f"{row_id} ({spelled(packages)})" for row_id, packages in measured["stacks"].items())
+    return [escape_cell(f"Measured with conformance {measured['suite']} on Python {measured['python']}"
+                        + (f"; stacks: {stacks}" if stacks else "") + "."), ""]
+
+
+def _findings_section(findings: list[dict[str, Any]]) -> list[str]:
+    """Per stack, what it hides: each field where its rows part from the raw adapter's, grouped by field and
+    effect, with one example, where it happens, and whether the team accepts it (docs/stacks.md, "Findings")."""
+    if not findings:
+        return []
+    lines = ["## What each stack hides (findings against the raw adapter)", "",
+             "Each stack row is compared, field by field, with the raw adapter's row on the same fixture: the wire "
+             "said the first value, the stack gives the second.", ""]
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for finding in findings:
+        groups.setdefault((finding["stack"], finding["field"], finding["effect"]), []).append(finding)
+    for stack in sorted({key[0] for key in groups}):
+        lines += [f"### {escape_cell(stack)}", "",
+                  "| field | effect | the wire → the stack (first seen) | what business code can no longer tell "
+                  "| where | accepted |", "|---|---|---|---|---|---|"]
+        for (_, field, effect), items in sorted((key, value) for key, value in groups.items() if key[0] == stack):
+            first = items[0]
+            where = ", ".join(sorted({f"{item['case']} ({item['mode']})" for item in items})[:3])
+            more = len({(item["case"], item["mode"]) for item in items}) - 3
+            open_items = [item for item in items if not item["accepted"]]
+            accepted = ("no" if len(open_items) == len(items) else "yes: " + str(first["accepted"] or "")
+                        if not open_items else f"{len(items) - len(open_items)} of {len(items)}")
+            lines.append(f"| {escape_cell(field)} | {effect} | {escape_cell(_short(first['wire']))} → "
+                         f"{escape_cell(_short(first['stack_value']))} | {escape_cell(first['meaning'])} | "
+                         f"{escape_cell(where)}{f' and {more} more' if more > 0 else ''} | {escape_cell(accepted)} |")
+        lines.append("")
+    return lines
+
+
+def _short(value: Any) -> str:
+    text = "null" if value is None else value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _raw_value_table(rows: list[dict[str, Any]], providers: list[str]) -> list[str]:
+    """How each vendor said it: the raw wire value behind every turn, side by side."""
+    lines = ["## How each vendor said it (raw value per turn)", ""]
+    lines.append("| case | " + " | ".join(escape_cell(provider) for provider in providers) + " |")
+    lines.append("|---|" + "---|" * len(providers))
+    by_key: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in sorted(rows, key=lambda row: row["mode"] != "body"):  # body rows first; stream-only cells too
+        by_key.setdefault((row["case"], row["provider"]), row)
+    for case in sorted({row["case"] for row in rows}):
+        cells = []
+        for provider in providers:
+            found = by_key.get((case, provider))
+            cells.append(" → ".join(escape_cell(turn["raw"]) for turn in found["turns"]) if found else "—")
+        lines.append(f"| {escape_cell(case)} | " + " | ".join(cells) + " |")
+    lines.append("")
+    return lines
+
+
+def _usage_table(rows: list[dict[str, Any]], providers: list[str]) -> list[str]:
+    """Normalized token totals per provider (body mode), over the cases every provider in the table ran to the same
+    outcome: like is compared with like, and what was left out is said, with the per-case totals below."""
+    short = {"input_tokens": "input", "cached_input_tokens": "cached", "cache_write_tokens": "cache write",
+             "output_tokens": "output", "reasoning_tokens": "reasoning", "total_tokens": "total"}
+    body = {(row["case"], row["provider"]): row for row in rows if row["mode"] == "body"}
+    cases = sorted({case for case, _ in body})
+    # The vendors decide which cases compare (the raw columns; every column when none is raw), so the vendors'
+    # totals do not depend on which stacks ran beside them.
+    raw = {row["provider"] for row in rows if row.get("stack", "raw") == "raw" and VARIANT not in row["provider"]}
+    voters = [provider for provider in providers if provider in raw] or providers
+    comparable, left_out = [], []
+    for case in cases:
+        outcomes = {provider: body[case, provider]["outcome"] for provider in voters if (case, provider) in body}
+        if len(outcomes) < len(voters):
+            left_out.append(f"{case} (not run for {', '.join(p for p in voters if p not in outcomes)})")
+        elif len(set(outcomes.values())) > 1:
+            left_out.append(f"{case} ({', '.join(sorted(set(outcomes.values())))})")
+        else:
+            comparable.append(case)
+    lines = [f"## Normalized usage per provider (body mode, the {len(comparable)} case(s) every vendor ran to the "
+             "same outcome)", "",
+             "| provider | " + " | ".join(short[name] for name in USAGE_FIELDS) + " |",
+             "|---|" + "---:|" * len(USAGE_FIELDS)]
+    for provider in providers:
+        usages = [body[case, provider].get("usage") or {} for case in comparable if (case, provider) in body]
+        cells = []
+        for name in USAGE_FIELDS:
+            known = [usage[name] for usage in usages if usage.get(name) is not None]
+            cells.append(str(sum(known)) if known else "null")
+        lines.append(f"| {escape_cell(provider)} | " + " | ".join(cells) + " |")
+    lines += ["", "`null`: the vendor does not report that count (never read as 0)."]
+    if left_out:
+        lines.append(f"Left out, {len(left_out)} case(s) whose outcomes differ between vendors or that not every "
+                     f"vendor ran: {escape_cell('; '.join(left_out))}.")
+    lines += ["", "Total tokens per case (body mode):", "",
+              "| case | " + " | ".join(escape_cell(provider) for provider in providers) + " |",
+              "|---|" + "---:|" * len(providers)]
+    for case in comparable:
+        totals = [(body[case, provider].get("usage") or {}).get("total_tokens") if (case, provider) in body else None
+                  for provider in providers]
+        lines.append(f"| {escape_cell(case)} | " + " | ".join("null" if total is None else str(total)
+                                                              for total in totals) + " |")
+    lines.append("")
+    return lines
+
+
+def _request_table(rows: list[dict[str, Any]], providers: list[str]) -> list[str]:
+    """What each adapter sent (body mode, all cases): how big the static prefix is, whether it stayed byte-stable
+    across turns (the vendor's prompt cache depends on it), and how many request expectations failed."""
+    lines = ["## Requests per provider (body mode, all cases)", "",
+             "| provider | requests | prefix bytes | prefix stable | expectations failed | not checked |",
+             "|---|---:|---:|---|---:|---:|"]
+    for provider in providers:
+        body = [row for row in rows if row["provider"] == provider and row["mode"] == "body"]
+        records = [turn["request"] for row in body for turn in row["turns"] if isinstance(turn.get("request"), dict)]
+        sizes = sorted({record["prefix_bytes"] for record in records})
+        size = "—" if not sizes else str(sizes[0]) if len(sizes) == 1 else f"{sizes[0]}–{sizes[-1]}"
+        moved = sum(1 for row in body if any("static prefix changed" in problem
+                                             for problem in (row.get("correlation") or {}).get("problems", [])))
+        failed = [row for row in body if any(failure.startswith("request: ") for failure in row["failures"])]
+        unchecked = sum(1 for record in records if not record["checked"])
+        lines.append(f"| {escape_cell(provider)} | {len(records)} | {size} | "
+                     f"{'yes' if not moved else f'no ({moved} rows)'} | "
+                     f"{sum(len(record['problems']) for record in records)} in {len(failed)} rows | {unchecked} |")
+    lines += ["", "Prefix bytes: the static prefix (instructions, tools, tool choice, output schema) of the requests "
+              "as canonical JSON, smallest–largest over the cases.", ""]
+    return lines
+
+
+def render_reports(report: dict[str, Any]) -> dict[str, str]:
+    """The three report texts by file name; rendering errors surface here, before anything is written."""
+    return {"report.json": render_json(report), "report.md": render_markdown(report),
+            "report.html": render_html(report)}
+
+
+def write_reports(report: dict[str, Any], directory: Path) -> list[Path]:
+    """Render the three reports, then write them as one set (``conformance.report.files``)."""
+    return reportfiles.write_reports(render_reports(report), directory)

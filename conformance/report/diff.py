@@ -1,0 +1,485 @@
+"""The upgrade gate: two reports compared row by row (case × provider × mode), each change labelled.
+
+Rows are matched by key and compared whole first; only rows that differ go through DeepDiff, which is far
+slower than a keyed comparison on a whole report.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, cast
+
+from deepdiff import DeepDiff
+
+from conformance.engine.files import read_regular_file
+from conformance.errors import InputError, Problem
+from conformance.kit.jsontext import parse_json
+from conformance.kit.types import USAGE_FIELDS
+from conformance.report.build import SCHEMA_VERSION
+from conformance.report.markdown import escape_cell
+
+Key = tuple[str, str, str]
+# A report.json is read whole; one of 100,000 rows is a few hundred MB.
+MAX_REPORT_BYTES = 1024 * 1024 * 1024
+
+
+@dataclass(slots=True)
+class RowChange:
+    """One row that differs between the two reports."""
+
+    key: Key
+    label: str
+    """``regression``, ``change`` or ``improvement``."""
+    notes: list[str] = field(default_factory=list)
+    """What changed, in words, most important first."""
+    paths: list[str] = field(default_factory=list)
+    """DeepDiff paths that changed (for the details)."""
+    fixtures: list[str] = field(default_factory=list)
+    """The fixture files behind the new row's turns (the old row's when the row is gone): what to open."""
+
+
+def load_report(path: Path) -> dict[Key, dict[str, Any]]:
+    """A report.json's rows by case × provider × mode; InputError for anything the gate cannot trust."""
+    return load_document(path)[0]
+
+
+def read_report(path: Path) -> dict[str, Any]:
+    """A report.json as parsed JSON, with a ``results`` list and this version's ``schema_version``; InputError,
+    naming the file, otherwise."""
+    shown = str(path)
+    try:
+        document = parse_json(read_regular_file(path, shown, MAX_REPORT_BYTES).decode("utf-8"))
+    except UnicodeDecodeError:
+        raise InputError([Problem(shown, None, "not UTF-8", "pass a report.json written by conformance")]) from None
+    except ValueError as error:
+        line = getattr(error, "lineno", None)
+        raise InputError([Problem(shown, line, f"not JSON: {getattr(error, 'msg', error)}",
+                                  "pass a report.json written by conformance")]) from None
+    results = document.get("results") if isinstance(document, dict) else None
+    if not isinstance(results, list):
+        raise InputError([Problem(shown, None, "no 'results' list: not a conformance report",
+                                  "pass the report.json that `conformance run` wrote")])
+    version = document.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise InputError([Problem(shown, None, f"schema_version is {version!r}; this conformance reads "
+                                               f"{SCHEMA_VERSION}", "compare reports written by the same version")])
+    return cast(dict[str, Any], document)
+
+
+def load_document(path: Path) -> tuple[dict[Key, dict[str, Any]], list[dict[str, Any]] | None]:
+    """A report.json's rows by case × provider × mode, and its findings (None in a report written before findings
+    were measured); InputError for anything the gate cannot trust."""
+    shown = str(path)
+    document = read_report(path)
+    results = document["results"]
+    rows: dict[Key, dict[str, Any]] = {}
+    problems: list[Problem] = []
+    for index, row in enumerate(results):
+        wrong = row_shape_problem(row)
+        if wrong:
+            problems.append(Problem(shown, None, f"results[{index}] {wrong}", "pass an unmodified report.json",
+                                    f"/results/{index}"))
+            continue
+        key = (row["case"], row["provider"], row["mode"])
+        if key in rows:
+            # Keeping either copy could hide the failing one: the gate refuses to guess.
+            problems.append(Problem(shown, None, f"results[{index}] repeats the row {' × '.join(key)}",
+                                    "one row per case × provider × mode: were two case folders merged?",
+                                    f"/results/{index}"))
+        rows[key] = row
+    findings = document.get("findings")
+    if findings is not None and not (isinstance(findings, list) and all(map(_finding_shape, findings))):
+        problems.append(Problem(shown, None, "'findings' is not a list of findings", "pass an unmodified report.json",
+                                "/findings"))
+    if problems:
+        raise InputError(problems)
+    return rows, findings
+
+
+def _finding_shape(finding: Any) -> bool:
+    return (isinstance(finding, dict) and all(isinstance(finding.get(name), str) for name in FINDING_KEY[:-2])
+            and isinstance(finding.get("turn"), int | None) and isinstance(finding.get("field"), str)
+            and finding.get("effect") in ("lost", "invented", "changed"))
+
+
+FINDING_KEY = ("stack", "case", "mode", "turn", "field")
+
+
+# Row fields the comparison reads, with the JSON types they must have.
+ROW_FIELDS: dict[str, tuple[type, ...]] = {
+    "case": (str,), "provider": (str,), "mode": (str,), "passed": (bool,), "outcome": (str,),
+    "turns": (list,), "failures": (list,), "usage": (dict, type(None)), "correlation": (dict, type(None)),
+}
+
+
+def row_shape_problem(row: Any) -> str | None:
+    """What makes ``row`` unreadable as a report row, or None."""
+    if not isinstance(row, dict):
+        return "is not an object"
+    for name, types in ROW_FIELDS.items():
+        if not isinstance(row.get(name), types):
+            return f"has no valid '{name}'"
+    if not all(isinstance(turn, dict) and isinstance(turn.get("calls", []), list)
+               and all(isinstance(call, dict) for call in turn.get("calls", [])) for turn in row["turns"]):
+        return "has a turn that is not an object with a 'calls' list"
+    if not all(isinstance(failure, str) for failure in row["failures"]):
+        return "has a failure that is not a string"
+    problems = (row.get("correlation") or {}).get("problems", [])
+    if not isinstance(problems, list) or not all(isinstance(problem, str) for problem in problems):
+        return "has correlation problems that are not a list of strings"
+    return None
+
+
+def compare(old: dict[Key, dict[str, Any]], new: dict[Key, dict[str, Any]],
+            old_findings: list[dict[str, Any]] | None = None,
+            new_findings: list[dict[str, Any]] | None = None) -> list[RowChange]:
+    """Every row that differs between two reports, labelled regression, change or improvement. With both reports'
+    findings (``conformance.report.findings``), a finding the new report adds is a regression unless its stack accepts
+    it, and one it drops is an improvement."""
+    changes = _compare_all_rows(old, new)
+    if old_findings is not None and new_findings is not None:
+        _compare_findings(changes, old_findings, new_findings)
+    return changes
+
+
+def _compare_findings(changes: list[RowChange], old: list[dict[str, Any]], new: list[dict[str, Any]]) -> None:
+    before = {tuple(finding[name] for name in FINDING_KEY): finding for finding in old}
+    after = {tuple(finding[name] for name in FINDING_KEY): finding for finding in new}
+    by_row = {change.key: change for change in changes}
+    # A finding kept under the same key but with another effect or other values is a new finding: what a team
+    # accepted (a stack that dropped a count) does not accept what it became (the count reported 100× wrong).
+    moved = {key for key in set(before) & set(after) if _finding_facts(before[key]) != _finding_facts(after[key])}
+    for key in sorted((set(before) ^ set(after)) | moved, key=str):
+        finding = after.get(key) or before[key]
+        row_key: Key = (finding["case"], finding["stack"], finding["mode"])
+        what = _finding_text(finding)
+        if key in moved:
+            label, note = "regression", f"finding changed: was {_finding_text(before[key])}; now {what}"
+        elif key not in after:
+            label, note = "improvement", f"finding gone: {what}"
+        elif finding.get("accepted"):
+            label, note = "change", f"new finding, accepted ({finding['accepted']}): {what}"
+        else:
+            label, note = "regression", f"new finding, not accepted: {what}"
+        change = by_row.get(row_key)
+        if change is None:
+            change = by_row[row_key] = RowChange(row_key, label, [])
+            changes.append(change)
+        elif LABEL_ORDER[label] < LABEL_ORDER[change.label]:
+            change.label = label
+        change.notes.insert(0, note) if label == "regression" else change.notes.append(note)
+    changes.sort(key=lambda change: change.key)
+
+
+LABEL_ORDER = {"regression": 0, "change": 1, "improvement": 2}
+
+
+def _finding_facts(finding: dict[str, Any]) -> tuple[str, str, str]:
+    """What a finding says, beside its key: its effect and both values (canonical JSON, so 1 and 1.0 differ)."""
+    return (finding["effect"], json.dumps(finding.get("wire"), sort_keys=True),
+            json.dumps(finding.get("stack_value"), sort_keys=True))
+
+
+def _finding_text(finding: dict[str, Any]) -> str:
+    turn = f"turn {finding['turn']} " if finding["turn"] else ""
+    return (f"{turn}{finding['field']} {finding['effect']}: {_value(finding.get('wire'))} → "
+            f"{_value(finding.get('stack_value'))} ({finding.get('meaning')})")
+
+
+def _value(value: Any) -> str:
+    return "null" if value is None else str(value)
+
+
+def _compare_all_rows(old: dict[Key, dict[str, Any]], new: dict[Key, dict[str, Any]]) -> list[RowChange]:
+    changes = []
+    for key in sorted(set(old) | set(new)):
+        before, after = _comparable(old.get(key)), _comparable(new.get(key))
+        if before == after:
+            continue
+        fixtures = fixtures_of(new.get(key)) or fixtures_of(old.get(key))
+        if before is None:
+            assert after is not None
+            label = "improvement" if after.get("passed") else "regression"
+            changes.append(RowChange(key, label, ["new row" + ("" if after.get("passed") else ", failing")], [],
+                                     fixtures))
+        elif after is None:
+            changes.append(RowChange(key, "regression", ["row removed: the case no longer runs for this provider"],
+                                     [], fixtures))
+        else:
+            change = _compare_rows(key, before, after)
+            change.fixtures = fixtures
+            changes.append(change)
+    return changes
+
+
+# Where a fixture lives is not a classification: a renamed cases folder must not read as a change.
+IGNORED_TURN_KEYS = frozenset({"fixture"})
+
+
+def _comparable(row: dict[str, Any] | None) -> dict[str, Any] | None:
+    if row is None:
+        return None
+    turns = row.get("turns")
+    if not isinstance(turns, list):
+        return row
+    stripped = [{name: value for name, value in turn.items() if name not in IGNORED_TURN_KEYS}
+                if isinstance(turn, dict) else turn for turn in turns]
+    return {**row, "turns": stripped}
+
+
+def _compare_rows(key: Key, before: dict[str, Any], after: dict[str, Any]) -> RowChange:
+    regressions: list[str] = []
+    improvements: list[str] = []
+    notes: list[str] = []
+    if before.get("passed") and not after.get("passed"):
+        regressions.append("passed → failed: " + "; ".join(after.get("failures") or []))
+    elif not before.get("passed") and after.get("passed"):
+        improvements.append("failed → passed")
+    if before.get("outcome") != after.get("outcome"):
+        notes.append(f"outcome {before.get('outcome')} → {after.get('outcome')}")
+    old_turns, new_turns = before.get("turns") or [], after.get("turns") or []
+    for number, (old_turn, new_turn) in enumerate(zip(old_turns, new_turns, strict=False), start=1):
+        _compare_turns(number, old_turn, new_turn, regressions, improvements, notes)
+    if len(old_turns) != len(new_turns):
+        notes.append(f"turns {len(old_turns)} → {len(new_turns)}")
+    regressions.extend(_usage_nulls("usage", before.get("usage"), after.get("usage")))
+    old_usage, new_usage = before.get("usage") or {}, after.get("usage") or {}
+    notes.extend(f"usage.{name} {old_usage.get(name)} → {new_usage.get(name)}" for name in USAGE_FIELDS
+                 if old_usage.get(name) != new_usage.get(name) and new_usage.get(name) is not None)
+    _compare_correlation(before, after, regressions, improvements)
+    paths = sorted(DeepDiff(before, after).affected_paths)
+    label = "regression" if regressions else "improvement" if improvements else "change"
+    return RowChange(key, label, regressions + improvements + notes, paths)
+
+
+def fixtures_of(row: dict[str, Any] | None) -> list[str]:
+    """The fixture files a row's turns were read from, in turn order, each once."""
+    turns = (row or {}).get("turns") or []
+    return list(dict.fromkeys(str(turn["fixture"]) for turn in turns
+                              if isinstance(turn, dict) and isinstance(turn.get("fixture"), str) and turn["fixture"]))
+
+
+def _compare_turns(number: int, old_turn: dict[str, Any], new_turn: dict[str, Any], regressions: list[str],
+                   improvements: list[str], notes: list[str]) -> None:
+    """One turn's kind, raw value, call ids and usage: a kind turned unsupported is a regression."""
+    if old_turn.get("kind") != new_turn.get("kind"):
+        text = f"turn {number} kind {old_turn.get('kind')} → {new_turn.get('kind')} ({new_turn.get('raw')})"
+        if new_turn.get("kind") == "unsupported":
+            regressions.append(text)
+        elif old_turn.get("kind") == "unsupported":
+            improvements.append(text)
+        else:
+            notes.append(text)
+    elif old_turn.get("raw") != new_turn.get("raw"):
+        notes.append(f"turn {number} raw {old_turn.get('raw')} → {new_turn.get('raw')}")
+    old_ids = [call.get("call_id") for call in old_turn.get("calls") or []]
+    new_ids = [call.get("call_id") for call in new_turn.get("calls") or []]
+    if old_ids != new_ids:
+        notes.append(f"turn {number} call ids {old_ids} → {new_ids}")
+    regressions.extend(_usage_nulls(f"turn {number} usage", old_turn.get("usage"), new_turn.get("usage")))
+    _compare_requests(number, old_turn.get("request"), new_turn.get("request"), regressions, notes)
+
+
+def _compare_requests(number: int, old: Any, new: Any, regressions: list[str], notes: list[str]) -> None:
+    """A request that lost a part the vendor needs (a tool, a result, a signature) or gained a problem is a
+    regression; any other change of its bytes is a change (docs/report.md, "Requests")."""
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return
+    if old.get("checked") and not new.get("checked"):
+        regressions.append(f"turn {number} request no longer checked: the adapter stopped reading it back")
+        return
+    if old.get("sha256") == new.get("sha256"):
+        return
+    lost = [f"{what} {before} → {after}" for what, before, after in _request_parts(old, new) if after < before]
+    if lost:
+        regressions.append(f"turn {number} request lost " + ", ".join(lost))
+    fresh = [problem for problem in new.get("problems") or [] if problem not in (old.get("problems") or [])]
+    regressions.extend(f"turn {number} request: {problem}" for problem in fresh)
+    if not lost and not fresh:
+        notes.append(f"turn {number} request changed ({old.get('bytes')} → {new.get('bytes')} bytes)")
+
+
+def _request_parts(old: dict[str, Any], new: dict[str, Any]) -> list[tuple[str, int, int]]:
+    def counts(record: dict[str, Any]) -> tuple[int, int, int]:
+        sent = record.get("sent")
+        sent = sent if isinstance(sent, dict) else {}
+        entries = [entry for entry in record.get("conversation") or [] if isinstance(entry, dict)]
+        return (len(sent.get("tools") or []),
+                sum(len(entry.get("results") or []) for entry in entries),
+                sum(entry.get("signatures") or 0 for entry in entries))
+
+    return list(zip(("tools", "results", "signatures"), counts(old), counts(new), strict=True))
+
+
+def _compare_correlation(before: dict[str, Any], after: dict[str, Any], regressions: list[str],
+                         improvements: list[str]) -> None:
+    old_problems = (before.get("correlation") or {}).get("problems") or []
+    new_problems = (after.get("correlation") or {}).get("problems") or []
+    regressions.extend(f"correlation broken: {problem}" for problem in new_problems if problem not in old_problems)
+    if old_problems and not new_problems:
+        improvements.append("correlation repaired")
+
+
+def _usage_nulls(where: str, before: Any, after: Any) -> list[str]:
+    if not isinstance(before, dict):
+        return []
+    after = after if isinstance(after, dict) else {}
+    return [f"{where}.{name} {before[name]} → null" for name in USAGE_FIELDS
+            if before.get(name) is not None and after.get(name) is None]
+
+
+def render_markdown(changes: list[RowChange], old_name: str, new_name: str) -> str:
+    """The Markdown rendering (for a terminal, a job summary or a pull-request comment)."""
+    counts = {label: sum(1 for change in changes if change.label == label)
+              for label in ("regression", "change", "improvement")}
+    lines = [
+        f"# Conformance diff: {escape_cell(old_name)} → {escape_cell(new_name)}",
+        "",
+        f"**{counts['regression']} regression(s)**, {counts['change']} change(s), "
+        f"{counts['improvement']} improvement(s).",
+        "",
+    ]
+    if not changes:
+        lines.append("No classification, request, correlation, usage or outcome changed.")
+        return "\n".join(lines) + "\n"
+    lines += ["| provider | regressions | changes | improvements |", "|---|---:|---:|---:|"]
+    for provider, tally in tally_by_provider(changes).items():
+        lines.append(f"| {escape_cell(provider)} | {tally['regression']} | {tally['change']} | "
+                     f"{tally['improvement']} |")
+    lines += ["", "| | case | provider | mode | what changed |", "|---|---|---|---|---|"]
+    order = {"regression": 0, "change": 1, "improvement": 2}
+    marks = {"regression": "❌ regression", "change": "↔ change", "improvement": "✅ improvement"}
+    for change in sorted(changes, key=lambda change: (order[change.label], change.key)):
+        case, provider, mode = change.key
+        what = "<br>".join(escape_cell(note) for note in change.notes[:6]) or (
+            f"{len(change.paths)} field(s): " + ", ".join(escape_cell(path) for path in change.paths[:4]))
+        if change.fixtures:
+            what += "<br>fixtures: " + ", ".join(escape_cell(path) for path in change.fixtures[:4])
+        lines.append(f"| {marks[change.label]} | {escape_cell(case)} | {escape_cell(provider)} | {escape_cell(mode)} "
+                     f"| {what} |")
+    return "\n".join(lines) + "\n"
+
+
+def tally_by_provider(changes: list[RowChange]) -> dict[str, dict[str, int]]:
+    """Regressions, changes and improvements per provider column (a stack's rows under their own column)."""
+    tally: dict[str, dict[str, int]] = {}
+    for change in changes:
+        counts = tally.setdefault(change.key[1], {"regression": 0, "change": 0, "improvement": 0})
+        counts[change.label] += 1
+    return dict(sorted(tally.items()))
+
+
+def render_json(changes: list[RowChange], old_name: str, new_name: str) -> str:
+    """The same comparison for machines: totals, the per-provider tally, and every changed row."""
+    counts = {label: sum(1 for change in changes if change.label == label)
+              for label in ("regression", "change", "improvement")}
+    document = {
+        "old": old_name, "new": new_name, "counts": counts, "by_provider": tally_by_provider(changes),
+        "changes": [{"case": change.key[0], "provider": change.key[1], "mode": change.key[2], "label": change.label,
+                     "notes": change.notes, "fixtures": change.fixtures, "paths": change.paths}
+                    for change in sorted(changes, key=lambda change: change.key)],
+    }
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def fails(changes: list[RowChange], fail_on: str) -> bool:
+    """Whether the gate fails: on a regression (``regression``), or on any regression or change (``change``)."""
+    labels = {"regression"} if fail_on == "regression" else {"regression", "change"}
+    return any(change.label in labels for change in changes)
+
+
+def load_accepted(path: Path) -> list[dict[str, str]]:
+    """An allow-list of accepted changes (YAML or JSON): a list of ``{case, provider, mode?, change, reason}``, where
+    case and provider are shell patterns (``http_*``), ``change`` a shell pattern of the diff's note it accepts
+    (``outcome refusal → text``, ``*kind refusal → text*``) and the reason is required. A bad entry is an InputError
+    naming the file and the entry."""
+    import yaml  # noqa: PLC0415
+
+    shown = str(path)
+    try:
+        document = yaml.safe_load(read_regular_file(path, shown, 1024 * 1024).decode("utf-8"))
+    except (UnicodeDecodeError, yaml.YAMLError) as error:
+        raise InputError([Problem(shown, None, f"not a YAML or JSON file ({error})",
+                                  "write a list of {case, provider, mode, change, reason} entries")]) from None
+    if not isinstance(document, list):
+        raise InputError([Problem(shown, None, "not a list of accepted changes",
+                                  "write a list of {case, provider, mode, change, reason} entries")])
+    entries, problems = [], []
+    for index, entry in enumerate(document):
+        if not isinstance(entry, dict) or not all(isinstance(entry.get(name), str) and entry[name].strip()
+                                                  for name in ("case", "provider", "change", "reason")) \
+                or entry.get("mode") not in (None, "body", "stream") or set(entry) - {"case", "provider", "mode",
+                                                                                       "change", "reason"}:
+            problems.append(Problem(shown, None, f"entry {index + 1} is not {{case, provider, mode?, change, reason}}",
+                                    "give case and provider (shell patterns), mode body or stream or none, the "
+                                    "change accepted (the diff's note, e.g. 'outcome refusal → text'; a shell "
+                                    "pattern) and why it is accepted", f"/{index}"))
+            continue
+        if set(entry["change"].strip()) <= {"*", "?"}:  # wildcards alone match any note
+            problems.append(Problem(shown, None, f"entry {index + 1} accepts any change ({entry['change']!r})",
+                                    "name the change accepted, as the diff's note says it", f"/{index}/change"))
+            continue
+        entries.append({name: str(value) for name, value in entry.items()})
+    if problems:
+        raise InputError(problems)
+    return entries
+
+
+def _names_change(pattern: str, note: str) -> bool:
+    """Whether an entry's ``change`` names a note: the note itself (copied from the diff: ``[`` and ``]`` in it are
+    text), or a shell pattern matching it."""
+    import fnmatch  # noqa: PLC0415
+
+    pattern, note = pattern.strip(), note.strip()
+    return pattern == note or fnmatch.fnmatchcase(note, pattern)
+
+
+def accepted_warnings(accepted: list[dict[str, str]], stale: list[dict[str, str]]) -> list[str]:
+    """What to say about an allow-list after applying it: entries that accepted nothing, and entries for every row."""
+    lines = [f"accepted entry {entry['case']} [{entry['provider']}] ({entry['change']}) matched nothing: the change "
+             "it accepted is gone; remove it" for entry in stale]
+    lines += [f"accepted entry for every case and provider ({entry['change']}): it accepts that change anywhere"
+              for entry in accepted if entry["case"] == "*" and entry["provider"] == "*"]
+    return lines
+
+
+def apply_accepted(changes: list[RowChange], accepted: list[dict[str, str]]) -> list[dict[str, str]]:
+    """A regression becomes a change only when every note of its row is a change an entry for that row accepts
+    (``change``, a shell pattern of the note): accepting one change of a row accepts nothing else that happens
+    there. The accepting entries' reasons come first in the notes. Returns the entries that accepted nothing
+    (stale: the change they accepted is gone)."""
+    import fnmatch  # noqa: PLC0415
+
+    used: set[int] = set()
+    for change in changes:
+        case, provider, mode = change.key
+        entries = [(index, entry) for index, entry in enumerate(accepted)
+                   if fnmatch.fnmatchcase(case, entry["case"]) and fnmatch.fnmatchcase(provider, entry["provider"])
+                   and entry.get("mode") in (None, mode)]
+        if not entries:
+            continue
+        reasons: list[str] = []
+        open_notes = []
+        for note in change.notes:
+            # Every note counts, `passed → failed: <the failures>` too: a failure may have no note of its own.
+            by = next(((index, entry) for index, entry in entries if _names_change(entry["change"], note)), None)
+            if by is None:
+                open_notes.append(note)
+                continue
+            used.add(by[0])
+            if by[1]["reason"] not in reasons:
+                reasons.append(by[1]["reason"])
+        if change.label != "regression":
+            continue
+        if open_notes:
+            change.notes.insert(0, f"not accepted: {'; '.join(note.strip() for note in open_notes)} (the accepted "
+                                   f"entries name other changes)")
+            continue
+        if not reasons:
+            continue
+        change.label = "change"
+        for reason in reversed(reasons):
+            change.notes.insert(0, f"accepted: {reason}")
+    return [entry for index, entry in enumerate(accepted) if index not in used]

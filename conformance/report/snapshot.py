@@ -1,0 +1,173 @@
+"""The normalized classification of one report row (what a reviewer must see change, and nothing else), and the
+snapshot files the pytest case items check it against."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+
+from conformance.errors import InputError, Problem
+from conformance.report.files import write_atomic
+
+SAME_AS_BODY = "same as body"
+
+TURN_KEYS = ("kind", "reason", "source", "raw", "raw_type", "http_status", "retry_after_s", "detail")
+
+
+def normalized_row(row: dict[str, Any]) -> dict[str, Any]:
+    """Kinds, reasons, raw values, call ids and names, usage, correlation and outcome; no raw bodies."""
+    turns = []
+    for turn in row["turns"]:
+        entry = {key: turn[key] for key in TURN_KEYS if turn.get(key) is not None}
+        entry["calls"] = [
+            {"call_id": call["call_id"], "name": call["name"], "synthesized_id": call["synthesized_id"]}
+            for call in turn["calls"]
+        ]
+        entry["usage"] = turn["usage"]
+        turns.append(entry)
+    correlation = row["correlation"] or {}
+    return {
+        "case": row["case"],
+        "provider": row["provider"],
+        "mode": row["mode"],
+        "outcome": row["outcome"],
+        "passed": row["passed"],
+        "turns": turns,
+        "correlation": {key: correlation.get(key) for key in ("calls", "results", "matched", "problems")},
+        "usage": row["usage"],
+    }
+
+
+def folded_rows(rows: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+    """One case × provider's normalized rows keyed by mode, a stream row that normalizes exactly like its body
+    twin written as ``"same as body"``: the snapshot shows a stream only where it differs from the body."""
+    normalized = {mode: {key: value for key, value in normalized_row(row).items() if key != "mode"}
+                  for mode, row in rows.items()}
+    body = normalized.get("body")
+    return {mode: SAME_AS_BODY if mode != "body" and entry == body else entry for mode, entry in normalized.items()}
+
+
+# ---- Snapshot files of the pytest case items ---------------------------------------------------------------------
+
+SNAPSHOT_FOLDER = "__snapshots__"
+"""Beside the cases: ``<cases folder>/__snapshots__/<case id>/<provider>.json``, one mode per key."""
+
+
+def snapshot_file(root: Path, case_id: str, provider: str) -> Path:
+    """Where one case × provider's reviewed classification lives."""
+    return root / SNAPSHOT_FOLDER / case_id / f"{provider}.json"
+
+
+def request_file(root: Path, case_id: str, provider: str) -> Path:
+    """Where one case × provider's reviewed requests live, beside its classification."""
+    return root / SNAPSHOT_FOLDER / case_id / f"{provider}.requests.json"
+
+
+def request_entry(requests: list[dict[str, Any]]) -> dict[str, Any]:
+    """The requests of one row as a snapshot entry: whole, one key per turn (``turn 1``, ``turn 2``, ...)."""
+    # Through JSON, as the file will hold it: a tuple or a non-string key would otherwise never equal the file.
+    entry: dict[str, Any] = json.loads(json.dumps(
+        {f"turn {index}": request for index, request in enumerate(requests, start=1)}, ensure_ascii=False))
+    return entry
+
+
+def entry_of(row: dict[str, Any]) -> dict[str, Any]:
+    """One row's snapshot entry: its normalized classification without the mode (the key says it)."""
+    return {key: value for key, value in normalized_row(row).items() if key != "mode"}
+
+
+def read_snapshot(path: Path) -> dict[str, Any] | None:
+    """The stored entries by mode, or None when there is no snapshot file."""
+    try:
+        stored = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except ValueError as error:
+        raise InputError([Problem(str(path), None, f"not a snapshot: {error}",
+                                  "delete it and run pytest --snapshot-update")]) from None
+    return stored if isinstance(stored, dict) else None
+
+
+def expected_entry(stored: Mapping[str, Any], mode: str) -> Any:
+    """The reviewed entry of ``mode``, ``"same as body"`` resolved; None when the mode has none."""
+    entry = stored.get(mode)
+    return stored.get("body") if entry == SAME_AS_BODY else entry
+
+
+def write_entry(path: Path, mode: str, entry: dict[str, Any]) -> bool:
+    """Store ``entry`` for ``mode`` (True when the file changed). A stream entry equal to the body entry is written
+    ``"same as body"``; replacing the body first spells out the entries that pointed at the old one, so the
+    result is the same whichever mode is written first (pytest-xdist workers share the file under a lock)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(_lock_path(path)):
+        stored = read_snapshot(path) or {}
+        before = json.dumps(stored, sort_keys=True)
+        if mode == "body":
+            for other, value in list(stored.items()):
+                if other != "body" and value == SAME_AS_BODY:
+                    stored[other] = stored.get("body")
+            stored["body"] = entry
+            for other, value in list(stored.items()):
+                if other != "body" and value == entry:
+                    stored[other] = SAME_AS_BODY
+        else:
+            stored[mode] = SAME_AS_BODY if entry == stored.get("body") else entry
+        text = json.dumps(dict(sorted(stored.items())), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+        changed = json.dumps(stored, sort_keys=True) != before
+        if changed:
+            write_atomic(path, text)
+    return changed
+
+
+def _lock_path(path: Path) -> str:
+    """A lock outside the user's tree (nothing to commit by accident), one per snapshot file."""
+    digest = hashlib.sha256(str(path.resolve()).encode("utf-8", "surrogateescape")).hexdigest()[:24]
+    return str(Path(tempfile.gettempdir()) / f"conformance-snapshot-{digest}.lock")
+
+
+def differences(old: Any, new: Any, where: tuple[str, ...] = ()) -> list[str]:
+    """Every leaf that differs, one line each, named as a reader says it (``turn 2 › kind: 'text' → 'empty'``)."""
+    if old == new:  # the common case, in C; the walk below compares leaves with == too, so it would find nothing
+        return []
+    if isinstance(old, dict) and isinstance(new, dict):
+        lines: list[str] = []
+        for key in sorted(set(old) | set(new), key=str):
+            if key not in new:
+                lines.append(f"{_where((*where, str(key)))}: {_shown(old[key])} → (gone)")
+            elif key not in old:
+                lines.append(f"{_where((*where, str(key)))}: (new) → {_shown(new[key])}")
+            else:
+                lines += differences(old[key], new[key], (*where, str(key)))
+        return lines
+    if isinstance(old, list) and isinstance(new, list):
+        lines = []
+        for index in range(max(len(old), len(new))):
+            step = (*where[:-1], _item(where[-1] if where else "", index))
+            if index >= len(new):
+                lines.append(f"{_where(step)}: {_shown(old[index])} → (gone)")
+            elif index >= len(old):
+                lines.append(f"{_where(step)}: (new) → {_shown(new[index])}")
+            else:
+                lines += differences(old[index], new[index], step)
+        return lines
+    return [] if old == new else [f"{_where(where)}: {_shown(old)} → {_shown(new)}"]
+
+
+def _item(key: str, index: int) -> str:
+    singular = {"turns": "turn", "calls": "call"}.get(key)
+    return f"{singular} {index + 1}" if singular else f"{key}[{index}]"
+
+
+def _where(steps: tuple[str, ...]) -> str:
+    return " › ".join(steps) or "(whole entry)"
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return text if len(text) <= 200 else text[:197] + "..."

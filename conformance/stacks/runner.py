@@ -1,0 +1,91 @@
+"""Runs a stack's rows: the case's turns replayed by a loopback server, the stack's real client calling it
+(docs/stacks.md). One server per process, started on first use, serves every stack row."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import os
+import sys
+import threading
+from collections.abc import Awaitable, Sequence
+from typing import Any
+
+from conformance.engine.cases import Case
+from conformance.kit.adapter import Adapter, TranscriptEntry, task_for_turn
+from conformance.kit.types import ModelResponse
+from conformance.replay.router import Replay
+from conformance.replay.server import BackgroundServer, session_base
+from conformance.stacks.stack import Endpoint, Stack
+
+# Long enough for any run; the server's thread is a daemon and ends with the process.
+SERVER_SECONDS = 6 * 3600
+_LOCK = threading.Lock()
+_SERVER: BackgroundServer | None = None
+
+
+_SERVER_PID = 0
+
+
+def shared_server() -> BackgroundServer:
+    """This process's replay server (127.0.0.1, any free port), started on first use. A forked child (a mutation
+    tester's worker, a multiprocessing pool) starts its own: the parent's server thread does not survive a fork."""
+    global _SERVER, _SERVER_PID
+    with _LOCK:
+        if _SERVER is None or os.getpid() != _SERVER_PID:
+            _SERVER, _SERVER_PID = BackgroundServer([], max_seconds=SERVER_SECONDS).__enter__(), os.getpid()
+        return _SERVER
+
+
+_IN_PROCESS = Replay([])
+"""The router the in-process transports answer from (no server, no socket)."""
+IN_PROCESS_BASE = "http://127.0.0.1"
+
+
+def run_stack_case(case: Case, stack: Stack, reader: Adapter, mode: str = "body",
+                   in_process: bool = False) -> tuple[dict[str, Any], Exception | None, list[dict[str, Any]]]:
+    """One stack row (``<provider>@<stack>``): the report row, the stack's exception (or None), and the requests
+    its client sent. ``in_process``: through the clients' own seams (``conformance.replay.transports``) instead of the
+    loopback server."""
+    from conformance.engine.runner import run_lane  # noqa: PLC0415 - runner imports nothing of the stack lane
+
+    in_process = in_process and stack.in_process
+    replay, base = (_IN_PROCESS, IN_PROCESS_BASE) if in_process else (shared_server().replay, shared_server().base)
+    with replay.lock:
+        replay.cases[case.id] = case
+    replay.reset(case.id, stack.row_id, mode)
+    endpoint = Endpoint(base_url=session_base(base, case.id, stack.row_id, mode), stream=mode == "stream",
+                        replay=replay if in_process else None)
+
+    def respond(index: int, transcript: tuple[TranscriptEntry, ...]) -> tuple[ModelResponse, dict[str, Any]]:
+        response: Any = stack.call(task_for_turn(case.task, transcript), transcript, endpoint)
+        if inspect.isawaitable(response):  # an async stack: each call runs in an event loop of its own
+            response = asyncio.run(_awaited(response))
+        sent = replay.sent(case.id, stack.row_id, mode)
+        request = sent[index] if len(sent) > index and isinstance(sent[index], dict) else {}
+        return response, request
+
+    return run_lane(case, stack.provider, reader, mode, respond, stack.row_id, stack.id,
+                    stack.differences.get((case.id, mode)))
+
+
+async def _awaited(response: Awaitable[ModelResponse]) -> ModelResponse:
+    return await response
+
+
+def stack_lanes(stacks: Sequence[Stack], items: Sequence[Any], adapters: dict[str, Adapter],
+                in_process: bool = False) -> tuple[list[dict[str, Any]], list[str]]:
+    """Every selected case item of a stack's provider through the stack: the rows, and the lanes that ran. A stack
+    whose SDK is not installed, or whose provider has no reader here, is skipped with one line on stderr."""
+    rows: list[dict[str, Any]] = []
+    lanes: list[str] = []
+    for stack in stacks:
+        why, reader = stack.skip_reason(), adapters.get(stack.provider)
+        if why or reader is None:
+            why = why or f"no adapter reads {stack.provider} requests here (select that provider)"
+            print(f"skipped stack {stack.row_id}: {why}", file=sys.stderr)
+            continue
+        lanes.append(stack.row_id)
+        rows += [run_stack_case(item.case, stack, reader, item.mode, in_process)[0] for item in items
+                 if item.provider == stack.provider]
+    return rows, lanes

@@ -1,0 +1,1 @@
+"""The vendors' official SDKs as stacks, one module per API."""

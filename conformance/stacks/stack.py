@@ -1,0 +1,181 @@
+"""Stacks: a team's real client code as a lane of the matrix (docs/stacks.md).
+
+A stack is what a production adapter looks like: given the neutral task, the transcript and an ``Endpoint`` (a
+replay session's base URL), it makes the real call through a real client — an official SDK, a gateway — and maps
+what the client returns (or raises) to one contract kind. The replay server keeps every request the client sent, so
+correlation and the request checks run on what the real client sent, read by the raw adapter of the same API.
+
+A stack's rows are named ``<provider>@<stack>`` (e.g. ``openai-chat@openai-sdk``): the report compares them side
+by side with the raw adapters, column by column.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from conformance.engine.cases import Expectation
+from conformance.errors import InputError, Problem
+from conformance.kit.adapter import Task, TranscriptEntry
+from conformance.kit.types import ModelResponse
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Endpoint:
+    """Where a stack's client sends its requests: one replay session."""
+
+    base_url: str
+    """The session root, ``http://127.0.0.1:<port>/s/<case>/<provider>/<mode>``; each SDK adds its own path (the
+    openai SDK wants ``<base_url>/v1``; anthropic, google-genai and boto3 take it as it is)."""
+    stream: bool
+    """Whether this row calls the streaming API."""
+    replay: Any = None
+    """In process: the ``conformance.replay.router.Replay`` to answer from through the client's own seam
+    (``conformance.replay.transports``), with no socket; None: the loopback server at ``base_url``."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Stack:
+    """A real client's lane, registered under a stack id."""
+
+    id: str
+    """The stack id, e.g. ``openai-sdk``; its rows are ``<provider>@<id>``."""
+    provider: str
+    """The API it speaks, whose fixtures it replays and whose raw adapter reads its requests."""
+    call: Callable[[Task, Sequence[TranscriptEntry], Endpoint], ModelResponse | Awaitable[ModelResponse]]
+    """Make one real call for the next turn and map the result (or the client's exception) to one kind. An async
+    function is awaited, each call in an event loop of its own (build the async client inside it)."""
+    in_process: bool = True
+    """Whether the stack can answer through its client's own seam (``Endpoint.replay``); when False its rows use
+    the loopback server even under ``--in-process`` (a gateway whose HTTP layer has no seam the suite reaches)."""
+    requires: tuple[str, ...] = ()
+    """Modules the stack imports (its SDK); without them its rows are skipped with a one-line reason."""
+    extra: str = "stacks"
+    """The extra of this package that installs ``requires``, named in the skip reason (``pip install
+    'conformance[stacks]'``)."""
+    packages: tuple[str, ...] = ()
+    """The distributions whose versions the report records for this stack (default: ``requires`` spelled as
+    distribution names, ``google.genai`` → ``google-genai``)."""
+    description: str = ""
+    differences: Mapping[tuple[str, str], Expectation] = field(default_factory=dict)
+    """Where the client honestly differs from the raw adapter, by (case id, mode): the expectation the stack's row
+    must meet instead, its ``why`` stating the evidence. Shown as an override in the report, never a silent pass."""
+    accepted: Mapping[str, str] = field(default_factory=dict)
+    """Findings (``conformance.report.findings``) the team accepts, each with its reason: keyed by field
+    (``response_id``, ``usage.reasoning_tokens``, ...) for every case, or ``field@case`` for one. A finding not
+    accepted here that appears after an upgrade is a regression in ``conformance diff``."""
+
+    @property
+    def row_id(self) -> str:
+        """The report's provider column for this stack: ``<provider>@<id>``."""
+        return f"{self.provider}@{self.id}"
+
+    def versions(self) -> dict[str, str | None]:
+        """Each of ``packages`` with its installed version (None when it is not installed)."""
+        out: dict[str, str | None] = {}
+        for name in self.packages or tuple(module.replace(".", "-") for module in self.requires):
+            try:
+                out[name] = importlib.metadata.version(name)
+            except importlib.metadata.PackageNotFoundError:
+                out[name] = None
+        return out
+
+    def skip_reason(self) -> str | None:
+        """Why the stack's rows cannot run here (its modules are missing, with the install hint), or None."""
+        missing = self.missing()
+        return f"{', '.join(missing)} not installed (pip install 'conformance[{self.extra}]')" if missing else None
+
+    def missing(self) -> list[str]:
+        """The required modules that are not installed."""
+        return [module for module in self.requires if importlib.util.find_spec(module) is None]
+
+
+ClientT = TypeVar("ClientT")
+_CLIENTS: dict[tuple[Callable[[Endpoint], Any], str, bool], Any] = {}
+
+
+def client_for(endpoint: Endpoint, build: Callable[[Endpoint], ClientT]) -> ClientT:
+    """The client ``build(endpoint)`` made for this session, built on its first call and kept, as production code
+    keeps its client (building an SDK client costs more than one call). Keyed by the builder, the session's base URL
+    and the seam (loopback or in process)."""
+    key = (build, endpoint.base_url, endpoint.replay is not None)
+    client = _CLIENTS.get(key)
+    if client is None:
+        client = _CLIENTS[key] = build(endpoint)
+    return client
+
+
+BUILTIN_STACKS: dict[str, str] = {
+    "openai-chat@openai-sdk": "conformance.stacks.sdk.openai_chat:STACK",
+    "anthropic-messages@anthropic-sdk": "conformance.stacks.sdk.anthropic_messages:STACK",
+    "bedrock-converse@boto3": "conformance.stacks.sdk.bedrock_converse:STACK",
+    "gemini@google-genai": "conformance.stacks.sdk.gemini:STACK",
+    "openai-responses@openai-sdk": "conformance.stacks.sdk.openai_responses:STACK",
+}
+GATEWAY_STACKS: dict[str, str] = {
+    "openai-chat@litellm": "conformance.stacks.gateways.litellm:OPENAI_CHAT",
+    "openai-responses@litellm": "conformance.stacks.gateways.litellm:OPENAI_RESPONSES",
+    "anthropic-messages@litellm": "conformance.stacks.gateways.litellm:ANTHROPIC_MESSAGES",
+    "gemini@litellm": "conformance.stacks.gateways.litellm:GEMINI",
+    "bedrock-converse@litellm": "conformance.stacks.gateways.litellm:BEDROCK_CONVERSE",
+    "openai-chat@langchain": "conformance.stacks.gateways.langchain:OPENAI_CHAT",
+    "openai-responses@langchain": "conformance.stacks.gateways.langchain:OPENAI_RESPONSES",
+    "anthropic-messages@langchain": "conformance.stacks.gateways.langchain:ANTHROPIC_MESSAGES",
+    "gemini@langchain": "conformance.stacks.gateways.langchain:GEMINI",
+    "bedrock-converse@langchain": "conformance.stacks.gateways.langchain:BEDROCK_CONVERSE",
+    "openai-chat@pydantic-ai": "conformance.stacks.gateways.pydantic_ai:OPENAI_CHAT",
+    "openai-responses@pydantic-ai": "conformance.stacks.gateways.pydantic_ai:OPENAI_RESPONSES",
+    "anthropic-messages@pydantic-ai": "conformance.stacks.gateways.pydantic_ai:ANTHROPIC_MESSAGES",
+    "gemini@pydantic-ai": "conformance.stacks.gateways.pydantic_ai:GEMINI",
+    "bedrock-converse@pydantic-ai": "conformance.stacks.gateways.pydantic_ai:BEDROCK_CONVERSE",
+}
+
+
+def load_stack(spec: str) -> Stack:
+    """The Stack record named by ``module:object`` or ``path/to/file.py:object`` (imported as adapters are)."""
+    from conformance.engine.registry import load_object_spec  # noqa: PLC0415 - registry imports adapters, not stacks
+
+    stack = load_object_spec(spec, "--stack")
+    if not isinstance(stack, Stack):
+        raise InputError([Problem(spec, None, f"is a {type(stack).__name__}, not a conformance.stacks.stack.Stack",
+                                  "point --stack at a Stack(...) record")])
+    return stack
+
+
+def builtin_stacks() -> dict[str, Stack]:
+    """The reference SDK stacks shipped with the suite, by row id."""
+    return {row_id: load_stack(spec) for row_id, spec in BUILTIN_STACKS.items()}
+
+
+def gateway_stacks() -> dict[str, Stack]:
+    """The reference gateway stacks (LiteLLM, LangChain, pydantic-ai), by row id (docs/gateways.md)."""
+    return {row_id: load_stack(spec) for row_id, spec in GATEWAY_STACKS.items()}
+
+
+GROUPS = ("all", "sdks", "gateways")
+
+
+def select_stacks(specs: Sequence[str] | None) -> list[Stack]:
+    """``--stack`` values: ``sdks`` (the reference SDK stacks), ``gateways`` (the reference gateway stacks),
+    ``all`` (both), a reference stack's row id, or ``module:object``."""
+    builtin = {**BUILTIN_STACKS, **GATEWAY_STACKS}
+    chosen: dict[str, Stack] = {}
+    for spec in specs or []:
+        if spec in GROUPS:
+            if spec != "gateways":
+                chosen.update(builtin_stacks())
+            if spec != "sdks":
+                chosen.update(gateway_stacks())
+        elif spec in builtin:
+            chosen[spec] = load_stack(builtin[spec])
+        elif ":" in spec:
+            stack = load_stack(spec)
+            chosen[stack.row_id] = stack
+        else:
+            raise InputError([Problem("--stack", None, f"unknown stack {spec!r}",
+                                      f"use all, sdks, gateways, one of {', '.join(sorted(builtin))}, "
+                                      "or module:object")])
+    return list(chosen.values())
