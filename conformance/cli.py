@@ -174,8 +174,8 @@ def _comment(arguments: argparse.Namespace) -> int:
 def _merge(arguments: argparse.Namespace) -> int:
     """Exit 0 once the merged set is written, whatever its rows say: the shards' own exit codes (and
     ``conformance verify``) tell whether rows failed."""
-    from conformance.engine.shard import merge_reports
     from conformance.report.build import render_summary, write_reports
+    from conformance.report.merge import merge_reports
 
     report = merge_reports(arguments.reports, exclude=arguments.report_dir)
     written = write_reports(report, arguments.report_dir)
@@ -196,11 +196,12 @@ def _roots(arguments: argparse.Namespace) -> list[Path]:
 
 def _run(arguments: argparse.Namespace) -> int:
     from conformance.engine.cases import base_provider, load_cases
+    from conformance.engine.fixtures import fixture_files
     from conformance.engine.registry import select_adapters
     from conformance.engine.runner import run_case
     from conformance.engine.selection import columns, coverage, missing_providers, select_items
     from conformance.engine.shard import parse_shard, split
-    from conformance.report.build import build_report, fixture_files, render_markdown, render_summary, write_reports
+    from conformance.report.build import build_report, render_markdown, render_summary, write_reports
     from conformance.report.files import append_step_summary
     from conformance.stacks.runner import stack_lanes
     from conformance.stacks.stack import select_stacks

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from conformance.engine.cases import CASE_FILE, WORLD_FILE, Case, base_provider, load_cases
+from conformance.engine.fixtures import fixture_files
 from conformance.engine.pytool import ALLOW_ENV, ALLOW_VALUE
 from conformance.engine.registry import select_adapters
 from conformance.engine.runner import modes_for, run_case_with_requests
@@ -27,7 +28,7 @@ from conformance.engine.sanitize import terminal_safe
 from conformance.engine.shard import parse_shard, split
 from conformance.errors import InputError
 from conformance.replay.modes import MODES as RECORD_MODES
-from conformance.report.build import build_report, fixture_files, write_reports
+from conformance.report.build import build_report, write_reports
 from conformance.report.snapshot import (
     SNAPSHOT_FOLDER,
     differences,

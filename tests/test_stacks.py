@@ -15,10 +15,10 @@ from conformance.engine.registry import builtin_adapters
 from conformance.engine.runner import modes_for, run_case
 from conformance.kit.adapter import Task, TranscriptEntry
 from conformance.kit.types import ModelResponse
-from conformance.stacks.sdk import openai_chat as sdk_stack
 from conformance.providers.openai_chat.request import build_request
 from conformance.report.findings import OVERRIDDEN, compare_rows
 from conformance.stacks.runner import run_stack_case
+from conformance.stacks.sdk import openai_chat as sdk_stack
 from conformance.stacks.stack import Endpoint, builtin_stacks, gateway_stacks
 from tests.helpers import CASES, OWN, cli
 

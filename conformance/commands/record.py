@@ -186,8 +186,9 @@ def credentials_for(provider: str, upstream: str) -> dict[str, KeySwap]:
 def _record_one(case: Case, provider: str, stack: Any, modes: tuple[str, ...], upstreams: dict[str, str],
                 record_mode: str) -> list[Staged]:
     from conformance.replay.hygiene import redact
-    from conformance.replay.record import Recorder, RecordServer, drive_case, stage_session, upstream_for
+    from conformance.replay.record import Recorder, RecordServer, stage_session, upstream_for
     from conformance.replay.router import Replay
+    from conformance.stacks.runner import drive_case
 
     templates = {name: upstream_for(url, case.id, name, "{mode}") for name, url in upstreams.items()}
     credentials = credentials_for(provider, templates.get(provider, ""))

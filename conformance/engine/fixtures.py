@@ -3,10 +3,11 @@ limit, UTF-8, JSON) and read into the status, headers and body the loop replays.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import stat
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -250,3 +251,30 @@ def conventional_turns(case_path: Path, provider: str, pointer: str, problem: An
                 "number the turns from 1 without a gap, or list them under turns:")
         return None
     return [found[number] for number in numbers]
+
+
+def fixture_files(cases: Sequence[Any], rows: list[dict[str, Any]]) -> dict[str, str]:
+    """The fixture files the rows ran on: each file's path as reports show it (from the cases folder's name down)
+    and the SHA-256 of its bytes."""
+    ran = {(row["case"], row["provider"].split("@")[0]) for row in rows}
+    files: dict[str, Path] = {}
+    for case in cases:
+        for provider, fixtures in case.providers.items():
+            if (case.id, provider) not in ran:
+                continue
+            for turn in fixtures.turns:
+                # A turn's file paths as the loader already shows them in reports (``RecordedTurn.source``).
+                recorded = turn.body_path or turn.error_path
+                for path, shown in ((recorded, turn.source), (turn.stream, turn.stream_source)):
+                    if path is not None:
+                        files[shown] = path
+    return {shown: hashlib.sha256(path.read_bytes()).hexdigest() for shown, path in files.items()}
+
+
+def fixture_digest(files: dict[str, str]) -> dict[str, Any]:
+    """The fixture set as content: how many files and one SHA-256 over each path and its bytes' hash, sorted by
+    path. Two reports with the same hash ran on the same recordings, from whatever folder."""
+    digest = hashlib.sha256()
+    for shown in sorted(files):
+        digest.update(shown.encode("utf-8") + b"\0" + bytes.fromhex(files[shown]))
+    return {"files": len(files), "sha256": digest.hexdigest()}

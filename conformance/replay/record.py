@@ -43,7 +43,6 @@ from typing import Any
 from urllib.parse import unquote
 
 from conformance.errors import InputError, Problem
-from conformance.kit.adapter import task_for_turn
 from conformance.replay.hygiene import redact, scan_text
 from conformance.replay.modes import MODES
 from conformance.replay.router import SESSION, Replay, Reply
@@ -458,39 +457,7 @@ def _check_layout(new: Path, folder: Path) -> None:
         raise InputError(problems)
 
 
-# --- Driving a case through a stack and the proxy ---------------------------------------------------------------
-
-
-class _Unrecorded(Sequence[Any]):
-    """The turns the loop reads while a real client records them: the next one is always there, its status and
-    body still unknown (only its index is read before the client answers)."""
-
-    def __len__(self) -> int:
-        return 10_000
-
-    def __getitem__(self, index: Any) -> Any:
-        from conformance.engine.fixtures import RecordedTurn  # noqa: PLC0415
-
-        return RecordedTurn(status=200, headers={}, body=None, source="(recording)")
-
-
 def upstream_for(template: str, case_id: str, provider: str, mode: str) -> str:
     """An upstream base URL; ``{case}``, ``{provider}`` and ``{mode}`` in it are filled in (a replay server as the
     upstream takes the session path, ``http://127.0.0.1:P/s/{case}/{provider}/{mode}``)."""
     return template.replace("{case}", case_id).replace("{provider}", provider).replace("{mode}", mode)
-
-
-def drive_case(case: Any, provider: str, stack: Any, mode: str, base: str) -> None:
-    """Run one case × mode through ``stack``'s real client against the recording proxy at ``base``: the bounded
-    tool loop, the case's world answering the calls, until the case's outcome (or its turn budget)."""
-    from conformance.engine.loop import LoopRun, run_loop  # noqa: PLC0415 - the loop imports the adapters
-    from conformance.engine.registry import builtin_adapters  # noqa: PLC0415
-    from conformance.replay.server import session_base  # noqa: PLC0415
-    from conformance.stacks.stack import Endpoint  # noqa: PLC0415
-
-    endpoint = Endpoint(base_url=session_base(base, case.id, provider, mode), stream=mode == "stream")
-
-    def respond(index: int, transcript: Any) -> Any:
-        return stack.call(task_for_turn(case.task, transcript), transcript, endpoint), {}
-
-    run_loop(case, provider, builtin_adapters()[provider], _Unrecorded(), mode, LoopRun(), respond)  # type: ignore[arg-type]

@@ -2,25 +2,40 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import platform
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from conformance import __version__
 from conformance.engine.cases import VARIANT
+from conformance.engine.fixtures import fixture_digest
 from conformance.errors import InputError, Problem
 from conformance.kit.types import USAGE_FIELDS
 from conformance.report import files as reportfiles
 from conformance.report.findings import find_all
 from conformance.report.html import render_html
 from conformance.report.markdown import escape_cell
-from conformance.stacks.stack import Stack
 
 SCHEMA_VERSION = 1
+
+
+class Stack(Protocol):
+    """What the report reads of a stack (``conformance.stacks.stack.Stack``): its lane, the findings its team
+    accepts and the packages it ran with."""
+
+    @property
+    def row_id(self) -> str:
+        """The stack's lane, ``<provider>@<stack>``."""
+
+    @property
+    def accepted(self) -> Mapping[str, str]:
+        """Accepted findings, keyed by field (or ``field@case``), each with its reason."""
+
+    def versions(self) -> dict[str, str | None]:
+        """The installed version of each package the stack runs (None: not installed)."""
 
 
 def build_report(rows: list[dict[str, Any]], providers: list[str], stacks: Sequence[Stack] = (),
@@ -77,33 +92,6 @@ def measured(stacks: Sequence[Stack]) -> dict[str, Any]:
     return {"suite": __version__, "python": platform.python_version(),
             "stacks": {stack.row_id: dict(sorted(stack.versions().items()))
                        for stack in sorted(stacks, key=lambda stack: stack.row_id)}}
-
-
-def fixture_files(cases: Sequence[Any], rows: list[dict[str, Any]]) -> dict[str, str]:
-    """The fixture files the rows ran on: each file's path as reports show it (from the cases folder's name down)
-    and the SHA-256 of its bytes."""
-    ran = {(row["case"], row["provider"].split("@")[0]) for row in rows}
-    files: dict[str, Path] = {}
-    for case in cases:
-        for provider, fixtures in case.providers.items():
-            if (case.id, provider) not in ran:
-                continue
-            for turn in fixtures.turns:
-                # A turn's file paths as the loader already shows them in reports (``RecordedTurn.source``).
-                recorded = turn.body_path or turn.error_path
-                for path, shown in ((recorded, turn.source), (turn.stream, turn.stream_source)):
-                    if path is not None:
-                        files[shown] = path
-    return {shown: hashlib.sha256(path.read_bytes()).hexdigest() for shown, path in files.items()}
-
-
-def fixture_digest(files: dict[str, str]) -> dict[str, Any]:
-    """The fixture set as content: how many files and one SHA-256 over each path and its bytes' hash, sorted by
-    path. Two reports with the same hash ran on the same recordings, from whatever folder."""
-    digest = hashlib.sha256()
-    for shown in sorted(files):
-        digest.update(shown.encode("utf-8") + b"\0" + bytes.fromhex(files[shown]))
-    return {"files": len(files), "sha256": digest.hexdigest()}
 
 
 def differs_from_majority(rows: list[dict[str, Any]]) -> list[list[str]]:

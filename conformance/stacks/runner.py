@@ -12,6 +12,9 @@ from collections.abc import Awaitable, Sequence
 from typing import Any
 
 from conformance.engine.cases import Case
+from conformance.engine.fixtures import RecordedTurn
+from conformance.engine.loop import LoopRun, run_loop
+from conformance.engine.registry import builtin_adapters
 from conformance.kit.adapter import Adapter, TranscriptEntry, task_for_turn
 from conformance.kit.types import ModelResponse
 from conformance.replay.router import Replay
@@ -89,3 +92,28 @@ def stack_lanes(stacks: Sequence[Stack], items: Sequence[Any], adapters: dict[st
         rows += [run_stack_case(item.case, stack, reader, item.mode, in_process)[0] for item in items
                  if item.provider == stack.provider]
     return rows, lanes
+
+
+# --- Driving a case through a stack and the proxy ---------------------------------------------------------------
+
+
+class _Unrecorded(Sequence[Any]):
+    """The turns the loop reads while a real client records them: the next one is always there, its status and
+    body still unknown (only its index is read before the client answers)."""
+
+    def __len__(self) -> int:
+        return 10_000
+
+    def __getitem__(self, index: Any) -> Any:
+        return RecordedTurn(status=200, headers={}, body=None, source="(recording)")
+
+
+def drive_case(case: Any, provider: str, stack: Any, mode: str, base: str) -> None:
+    """Run one case × mode through ``stack``'s real client against the recording proxy at ``base``: the bounded
+    tool loop, the case's world answering the calls, until the case's outcome (or its turn budget)."""
+    endpoint = Endpoint(base_url=session_base(base, case.id, provider, mode), stream=mode == "stream")
+
+    def respond(index: int, transcript: Any) -> Any:
+        return stack.call(task_for_turn(case.task, transcript), transcript, endpoint), {}
+
+    run_loop(case, provider, builtin_adapters()[provider], _Unrecorded(), mode, LoopRun(), respond)  # type: ignore[arg-type]
