@@ -44,9 +44,9 @@ from conformance.engine.cases import Case, load_cases  # noqa: E402
 from conformance.engine.registry import builtin_adapters  # noqa: E402
 from conformance.replay.router import Replay  # noqa: E402
 from conformance.replay.server import BackgroundServer, session_base  # noqa: E402
-from conformance.replay.transports import httpx_transport  # noqa: E402
 from conformance.stacks.runner import run_stack_case  # noqa: E402
 from conformance.stacks.stack import builtin_stacks  # noqa: E402
+from conformance.stacks.transports import httpx_transport  # noqa: E402
 
 CASE_ID = "normal"
 REPEATS = 5

@@ -81,3 +81,68 @@ def test_the_adapters_have_one_import_name() -> None:
     assert importlib.import_module("conformance.providers.openai_chat").__name__ == "conformance.providers.openai_chat"
     with pytest.raises(ImportError, match="conformance.providers"):
         importlib.import_module("providers")
+
+
+VENDOR_IDS = {"openai-responses", "openai-chat", "anthropic-messages", "gemini", "bedrock-converse"}
+# `x-should-retry` and `retry-after-ms` are read by several vendors' SDKs alike (the Stainless-built ones); they are
+# the engine's to keep and send.
+VENDOR_HEADER_PREFIXES = ("x-amzn-", "x-amz-", "anthropic-", "x-goog-", "openai-", "x-ratelimit-")
+VENDOR_ENVIRONMENT = ("OPENAI_", "ANTHROPIC_", "GEMINI_", "GOOGLE_", "AWS_")
+# Where vendors are named on purpose: the adapters, the clients' code (SDK and gateway stacks, their in-process
+# seams), the tables from ids to them, and the templates init writes into a user's repository.
+NAMING_VENDORS = ("conformance.providers", "conformance.stacks.sdk", "conformance.stacks.gateways",
+                  "conformance.stacks.transports", "conformance.engine.registry", "conformance.stacks.stack")
+# The secret scan's detector table names what each vendor's credentials look like (as detect-secrets' plugins do):
+# what a leak looks like, not how an API travels.
+SECRET_SHAPES = "conformance.replay.hygiene"
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """The ids of the docstring nodes: they may name a vendor as an example."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                found.add(id(first.value))
+        if isinstance(node, ast.Module | ast.ClassDef):  # attribute docstrings: a string after an assignment
+            for before, after in zip(node.body, node.body[1:], strict=False):
+                if isinstance(before, ast.Assign | ast.AnnAssign) and isinstance(after, ast.Expr) \
+                        and isinstance(after.value, ast.Constant):
+                    found.add(id(after.value))
+    return found
+
+
+def vendor_facts(path: Path, module: str) -> list[str]:
+    """Each vendor id, vendor header or SDK environment name used as a value, and each import of an adapter's
+    module by name, in one engine module."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = _docstrings(tree)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            value = node.value
+            if value in VENDOR_IDS or value.lower().startswith(VENDOR_HEADER_PREFIXES) \
+                    or value.startswith(VENDOR_ENVIRONMENT):
+                found.append(f"{path.name}:{node.lineno}: {value!r}")
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("conformance.providers."):
+            found.append(f"{path.name}:{node.lineno}: imports {node.module}")
+    return found
+
+
+def test_no_engine_module_names_a_vendor() -> None:
+    engine = {module: path for module, path in modules().items()
+              if not module.startswith(NAMING_VENDORS) and module != SECRET_SHAPES}
+    assert len(engine) > 50
+    found = [fact for module, path in engine.items() for fact in vendor_facts(path, module)]
+    assert not found, "vendor facts belong behind Adapter.wire (docs/layout.md):\n" + "\n".join(found)
+
+
+def test_the_vendor_scan_sees_what_it_looks_for(tmp_path: Path) -> None:
+    planted = tmp_path / "planted.py"
+    planted.write_text('"""Docstrings may say openai-chat."""\nKEPT = ("x-amzn-errortype", "OPENAI_BASE_URL")\n'
+                       'if provider != "bedrock-converse":\n    pass\n'
+                       "from conformance.providers.gemini.errors import error_reply\n")
+    found = vendor_facts(planted, "planted")
+    assert sorted(fact.split(": ", 1)[1] for fact in found) == [
+        "'OPENAI_BASE_URL'", "'bedrock-converse'", "'x-amzn-errortype'", "imports conformance.providers.gemini.errors"]

@@ -18,13 +18,13 @@ from conformance.engine.cases import load_cases
 from conformance.engine.registry import builtin_adapters
 from conformance.engine.runner import run_case
 from conformance.errors import InputError
+from conformance.providers.bedrock_converse.signing import sigv4_signer
 from conformance.replay.record import (
     Exchange,
     Recorder,
     RecordServer,
     Staged,
     redact_text,
-    sigv4_signer,
     stage_session,
     write_fixtures,
 )
@@ -234,7 +234,8 @@ def test_nothing_identifying_lands_in_a_recorded_file(tmp_path: Path, leaky: Thr
     exchanges = _through_proxy(f"http://127.0.0.1:{leaky.server_address[1]}", client_headers)
     # The client's credentials reached the upstream (the proxy forwards them) ...
     assert _Leaky.seen[0]["authorization"] == "Bearer sk-live-client-key"
-    written = write_fixtures(tmp_path / "leak" / "openai-chat", stage_session("leak", "body", exchanges))
+    written = write_fixtures(tmp_path / "leak" / "openai-chat",
+                             stage_session("leak", "body", exchanges, wire=builtin_adapters()["openai-chat"].wire))
     turn = "turn1.json" if status == 200 else "turn1.error.json"
     assert sorted(path.name for path in written) == ["turn1.body.json", turn]
     # ... and none of it, nor the upstream's identifying headers and body data, is in a file.
@@ -255,7 +256,7 @@ def test_a_secret_in_a_kept_header_is_redacted_like_a_body(tmp_path: Path, leaky
     _Leaky.extra_header = ("x-ratelimit-reset-tokens", "sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123")
     exchanges = _through_proxy(f"http://127.0.0.1:{leaky.server_address[1]}", {"content-type": "application/json"})
     folder = tmp_path / "leak" / "openai-chat"
-    write_fixtures(folder, stage_session("leak", "body", exchanges))
+    write_fixtures(folder, stage_session("leak", "body", exchanges, wire=builtin_adapters()["openai-chat"].wire))
     stored = json.loads((folder / "turn1.error.json").read_text())
     assert stored["headers"]["x-ratelimit-reset-tokens"] == "<redacted>"
     assert "AbCdEfGhIjKlMnOpQrStUvWxYz0123" not in (folder / "turn1.error.json").read_text()
@@ -494,15 +495,15 @@ def test_a_model_variant_is_recorded_beside_the_provider_run_as_its_own_column_a
     assert run.returncode == 1 and "openai-chat~gpt-5.5-mini" in run.stdout
     assert cli("validate", "--cases", str(root)).returncode == 1  # the variant's failing row, not an unused folder
     original = (root / "normal" / "openai-chat" / "turn1.json").read_bytes()
-    promoted = cli("record", "--cases", str(root), "--case", "normal", "--provider", "openai-chat",
-                   "--variant", "gpt-5.5-mini", "--promote")
+    promoted = cli("promote", "--cases", str(root), "--case", "normal", "--provider", "openai-chat",
+                   "--variant", "gpt-5.5-mini")
     assert promoted.returncode == 0, promoted.stderr
     assert json.loads((root / "normal" / "openai-chat" / "turn1.json").read_text())["choices"][0][
         "finish_reason"] == "length"
     assert (root / "normal" / "openai-chat~before-gpt-5.5-mini" / "turn1.json").read_bytes() == original
     assert not variant.exists()
-    again = cli("record", "--cases", str(root), "--case", "normal", "--provider", "openai-chat",
-                "--variant", "gpt-5.5-mini", "--promote")
+    again = cli("promote", "--cases", str(root), "--case", "normal", "--provider", "openai-chat",
+                "--variant", "gpt-5.5-mini")
     assert again.returncode == 2 and "no such variant folder" in again.stderr
 
 
@@ -513,8 +514,8 @@ def test_promote_refuses_what_it_cannot_do_whole(tmp_path: Path) -> None:
     before = sorted(str(path.relative_to(root)) for path in root.rglob("*"))
 
     def promote(*case_ids: str) -> Any:
-        return cli("record", "--cases", str(root), *(value for case_id in case_ids for value in ("--case", case_id)),
-                   "--provider", "openai-chat", "--variant", "v", "--promote")
+        return cli("promote", "--cases", str(root), *(value for case_id in case_ids for value in ("--case", case_id)),
+                   "--provider", "openai-chat", "--variant", "v")
 
     # context_window lists openai-chat's turns inline; pause_turn does not list openai-chat: nothing moves at all.
     for case_id, message in (("context_window", "turns are not all in openai-chat/"),
@@ -524,8 +525,8 @@ def test_promote_refuses_what_it_cannot_do_whole(tmp_path: Path) -> None:
         assert sorted(str(path.relative_to(root)) for path in root.rglob("*")) == before
     assert promote("normal", "normal").returncode == 0  # a case named twice is promoted once
     assert (root / "normal" / "openai-chat~before-v").is_dir() and not (root / "normal" / "openai-chat~v").exists()
-    too_long = cli("record", "--cases", str(root), "--case", "normal", "--provider", "openai-chat",
-                   "--variant", "m" * 60, "--promote")
+    too_long = cli("promote", "--cases", str(root), "--case", "normal", "--provider", "openai-chat",
+                   "--variant", "m" * 60)
     assert too_long.returncode == 2 and "57 characters or less" in too_long.stderr
 
 
@@ -540,3 +541,33 @@ def test_a_variant_is_its_vendor_again_in_the_majority_and_the_usage_table(tmp_p
     first, second = (json.loads((folder / "report.json").read_text()) for folder in (plain, varied))
     assert first["differs"] and [mark for mark in second["differs"] if "~" not in mark[2]] == first["differs"]
     assert "not run for openai-chat~mini" not in (varied / "report.md").read_text()
+
+
+@pytest.mark.parametrize(("provider", "own"), [
+    ("openai-chat", {"x-ratelimit-remaining-requests"}), ("openai-responses", {"x-ratelimit-remaining-requests"}),
+    ("anthropic-messages", {"anthropic-ratelimit-requests-remaining"}), ("bedrock-converse", {"x-amzn-errortype"}),
+    ("gemini", set()),
+])
+def test_a_fixture_keeps_the_headers_every_client_reads_and_those_its_wire_names(provider: str, own: set[str]) -> None:
+    from conformance.replay.record import redact_exchange
+
+    headers = {"content-type": "application/json", "retry-after": "3", "retry-after-ms": "3000",
+               "x-should-retry": "true", "x-ratelimit-remaining-requests": "9",
+               "anthropic-ratelimit-requests-remaining": "9", "x-amzn-errortype": "ThrottlingException",
+               "set-cookie": "session=synthetic", "openai-organization": "org-synthetic", "cf-ray": "0-SYN"}
+    exchange = Exchange(b"{}", 429, headers, b'{"error": {"message": "slow down"}}')
+    _, kept, _ = redact_exchange("case", 1, exchange, builtin_adapters()[provider].wire)
+    assert set(kept) == {"content-type", "retry-after", "retry-after-ms", "x-should-retry"} | own
+
+
+def test_a_binary_stream_is_stored_as_its_wire_decodes_it() -> None:
+    from conformance.providers.bedrock_converse.eventstream import EVENTSTREAM, encode_jsonl
+
+    events = '{"messageStart":{"role":"assistant"}}\n{"messageStop":{"stopReason":"end_turn"}}\n'
+    body = b"".join(encode_jsonl(events))
+    exchange = Exchange(b"{}", 200, {"content-type": EVENTSTREAM}, body)
+    wire = builtin_adapters()["bedrock-converse"].wire
+    staged = {file.name: file.data for file in stage_session("case", "stream", [exchange], wire=wire)}
+    assert staged["turn1.jsonl"].decode("utf-8").splitlines() == events.splitlines()
+    # Without the wire's decoder the bytes are not a stream the suite can store as text.
+    assert "turn1.jsonl" not in {file.name for file in stage_session("case", "stream", [exchange])}

@@ -317,7 +317,7 @@ def test_the_command_stops_by_itself_after_max_seconds() -> None:
 def test_the_in_process_transports_serve_the_same_turns_without_a_socket(monkeypatch: pytest.MonkeyPatch) -> None:
     import httpx2
 
-    from conformance.replay.transports import attach_to_botocore, httpx_transport
+    from conformance.stacks.transports import attach_to_botocore, httpx_transport
 
     def no_socket(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("an in-process transport opened a socket")

@@ -99,3 +99,14 @@ def _call(method: str, url: str, token: str, payload: dict[str, Any] | None = No
     with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:  # noqa: S310 - the GitHub API URL
         text = response.read().decode("utf-8")
     return json.loads(text) if text else None
+
+
+def add_parser(commands: Any) -> None:
+    """``conformance comment``'s options."""
+    comment = commands.add_parser("comment", help="post the gate's comment.md on the pull request, updated in place")
+    comment.add_argument("file", type=Path, help="the comment.md conformance gate wrote")
+
+
+def run(arguments: Any) -> int:
+    """Post or update the comment; 0 even when it cannot be written (module docstring)."""
+    return post_comment(arguments.file)

@@ -96,7 +96,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
                         help="exit 2 when the base report cannot be built (default: say so and exit 0)")
 
 
-def gate(arguments: argparse.Namespace) -> int:
+def run(arguments: argparse.Namespace) -> int:
     """Build both reports, diff them, write the outputs; the exit code of the module docstring."""
     # Imported when the command runs (DeepDiff is a third of the CLI's import time): `--help` reads the parser only.
     from conformance.report.diff import (

@@ -12,13 +12,10 @@ import json
 import shutil
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from conformance import __version__
-from conformance.engine.cases import CASE_FILE, WORLD_FILE, load_cases
-from conformance.engine.registry import load_adapter, select_adapters
-from conformance.engine.runner import modes_for, run_case_with_requests
 from conformance.errors import InputError, Problem
-from conformance.report.snapshot import entry_of, request_entry, request_file, snapshot_file, write_entry
 
 EXAMPLE = "example"
 STUB_PROVIDER = "app-openai-chat"
@@ -39,6 +36,8 @@ def schema_path(name: str) -> str:
 def init(target: Path, bundled: Path) -> list[str]:
     """Scaffold ``target``; returns what was written and what to do next. InputError (nothing written) when a
     file it would write exists."""
+    from conformance.engine.cases import WORLD_FILE
+
     cases = target / "cases"
     planned = [cases / WORLD_FILE, cases / EXAMPLE, target / "conformance_adapter.py",
                target / ".github/workflows/conformance.yml", target / SCHEMA_FOLDER]
@@ -92,10 +91,13 @@ def _lock_note(target: Path) -> str:
 def _write_cases(cases: Path, bundled: Path) -> None:
     """The world (the bundled one) and the example: a case of its own, shipped with the scaffold, so that
     re-recording a bundled case never changes what a new repository starts from."""
+    from conformance.engine.cases import CASE_FILE, WORLD_FILE
+    from conformance.engine.registry import STUB_WIRE
+
     example = cases / EXAMPLE
     with resources.as_file(resources.files("conformance").joinpath("templates/init/example")) as source:
         shutil.copytree(source, example)
-    shutil.copytree(example / "openai-chat", example / STUB_PROVIDER)
+    shutil.copytree(example / STUB_WIRE, example / STUB_PROVIDER)
     text = (example / CASE_FILE).read_text(encoding="utf-8")
     for key in ("id", "scenario"):
         text = text.replace(f"{key}: normal\n", f"{key}: {EXAMPLE}\n", 1)
@@ -124,6 +126,11 @@ def _ini(pyproject: Path) -> str:
 
 def _snapshots(cases: Path, stub: Path) -> None:
     """The example's reviewed snapshots, so the first ``pytest`` passes."""
+    from conformance.engine.cases import load_cases
+    from conformance.engine.registry import load_adapter, select_adapters
+    from conformance.engine.runner import modes_for, run_case_with_requests
+    from conformance.report.snapshot import entry_of, request_entry, request_file, snapshot_file, write_entry
+
     adapters = {**select_adapters(None, []), STUB_PROVIDER: load_adapter(f"{stub}:ADAPTER")}
     for case in load_cases([cases], known_providers=adapters):
         for provider in case.providers:
@@ -133,3 +140,23 @@ def _snapshots(cases: Path, stub: Path) -> None:
                     raise AssertionError(json.dumps(row["failures"]))
                 write_entry(snapshot_file(cases, case.id, provider), mode, entry_of(row))
                 write_entry(request_file(cases, case.id, provider), mode, request_entry(requests))
+
+
+def add_parser(commands: Any) -> None:
+    """``conformance init``'s options."""
+    init_command = commands.add_parser("init", help="scaffold a repository: cases, an example, an adapter stub, "
+                                                    "the pytest ini lines, a CI workflow, the schemas")
+    init_command.add_argument("folder", type=Path, nargs="?", default=Path("."),
+                              help="the repository to scaffold (default: here)")
+
+
+def run(arguments: Any) -> int:
+    """Scaffold the folder; every line says what was written or left alone."""
+    from conformance.commands.options import BUNDLED_CASES, EXIT_OK
+    from conformance.engine.sanitize import terminal_safe
+
+    if not arguments.folder.is_dir():
+        raise InputError([Problem(str(arguments.folder), None, "not a folder", "create it first, or pass a folder")])
+    for line in init(arguments.folder, BUNDLED_CASES):
+        print(terminal_safe(line))
+    return EXIT_OK

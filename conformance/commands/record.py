@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import fnmatch
 import json
 import os
 import re
@@ -18,70 +19,117 @@ from conformance.replay.modes import MODES
 
 if TYPE_CHECKING:
     from conformance.engine.cases import Case
-    from conformance.replay.record import (
-        KeySwap,
-        Signer,
-        Staged,
-    )
+    from conformance.kit.adapter import Signer
+    from conformance.replay.record import KeySwap, Staged
 
 
-def add_parser(commands: Any, cases_help: str) -> None:
+def add_parser(commands: Any) -> None:
     """The ``record`` subcommand's arguments."""
+    from conformance.commands.options import add_case_options
+
     record = commands.add_parser("record", help="record fixtures from real traffic through a loopback proxy")
-    record.add_argument("--cases", action="append", type=Path, help=cases_help)
-    record.add_argument("--with-bundled", action="store_true", help="the bundled cases too, beside --cases")
-    record.add_argument("--case", action="append", required=True, help="the case id to record (repeatable)")
-    record.add_argument("--provider", required=True, help="the vendor API to record")
+    add_case_options(record, size=False)
+    record.add_argument("--case", action="append", required=True, metavar="PATTERN",
+                        help="record the cases whose id matches this shell pattern (repeatable), e.g. 'http_*'")
+    record.add_argument("--provider", action="append", required=True, metavar="ID",
+                        help="a vendor API to record (repeatable)")
     record.add_argument("--upstream", action="append", default=[], metavar="PROVIDER=URL",
                         help="where the provider's requests go, e.g. openai-chat=https://api.openai.com "
                              "({case}, {provider}, {mode} are filled in)")
     record.add_argument("--record-mode", choices=MODES, default="once",
                         help="none: replay only; once: record a provider with no turns yet (default); "
                              "new_episodes: record the turns beyond the recorded ones; all: record everything again")
-    record.add_argument("--mode", choices=("body", "stream", "both"), default="both", help="which calls to record")
+    record.add_argument("--mode", action="append", choices=("body", "stream"), default=[],
+                        help="record only this mode (repeatable; default: both)")
     record.add_argument("--variant", metavar="NAME",
                         help="record into <provider>~NAME/ beside the provider's own fixtures: a model variant, run "
-                             "and reported as a column of its own (e.g. --variant gpt-5.5-mini)")
+                             "and reported as a column of its own (e.g. --variant gpt-5.5-mini); `conformance "
+                             "promote` makes it the provider's fixtures")
     record.add_argument("--model", help="the model id the task names in each request (default: the case's); how a "
                                         "variant is recorded against another model")
-    record.add_argument("--promote", action="store_true",
-                        help="with --variant: make the variant the provider's fixtures (its folder becomes "
-                             "<provider>/, the old one <provider>~before-NAME/); records nothing")
     record.add_argument("--stack", help="the client that makes the calls (default: the provider's reference SDK "
-                                        "stack); a reference stack's row id or module:object")
+                                        "stack); a reference stack's lane or module:object")
 
 
-def record(arguments: argparse.Namespace, roots: list[Path]) -> int:
-    """Record each case, write its fixtures (all or nothing per provider folder), say what was written."""
-    from conformance.engine.cases import VARIANT_NAME, load_cases
-    from conformance.engine.registry import select_adapters
+def add_promote_parser(commands: Any) -> None:
+    """The ``promote`` subcommand's arguments."""
+    from conformance.commands.options import add_case_options
 
-    adapters = select_adapters(None, None)
-    if arguments.provider not in adapters:
-        raise InputError([Problem("--provider", None, f"unknown provider {arguments.provider!r}",
+    promote = commands.add_parser("promote", help="make a recorded model variant the provider's fixtures")
+    add_case_options(promote, size=False)
+    promote.add_argument("--case", action="append", required=True, metavar="PATTERN",
+                         help="the cases whose id matches this shell pattern (repeatable)")
+    promote.add_argument("--provider", action="append", required=True, metavar="ID",
+                         help="the provider whose variant it is (repeatable)")
+    promote.add_argument("--variant", required=True, metavar="NAME",
+                         help="the variant: <provider>~NAME/ becomes <provider>/, the old one <provider>~before-NAME/")
+
+
+def _case_ids(patterns: list[str], known: Any) -> list[str]:
+    """The case ids the ``--case`` patterns match, in the cases' order; InputError for a pattern that matches none."""
+    unmatched = [pattern for pattern in patterns if not fnmatch.filter(known, pattern)]
+    if unmatched:
+        raise InputError([Problem("--case", None, f"no case matches {unmatched[0]!r} in the cases folders",
+                                  "`conformance list` shows the case ids")])
+    return [case_id for case_id in known if any(fnmatch.fnmatchcase(case_id, pattern) for pattern in patterns)]
+
+
+def _checked_providers(arguments: argparse.Namespace, adapters: Any) -> list[str]:
+    from conformance.engine.cases import VARIANT_NAME
+
+    providers = list(dict.fromkeys(arguments.provider))
+    unknown = [provider for provider in providers if provider not in adapters]
+    if unknown:
+        raise InputError([Problem("--provider", None, f"unknown provider {unknown[0]!r}",
                                   f"use one of {', '.join(sorted(adapters))}")])
     if arguments.variant is not None and not VARIANT_NAME.fullmatch(arguments.variant):
         raise InputError([Problem("--variant", None, f"{arguments.variant!r} is not a variant name",
                                   "use letters, digits, '.', '_' and '-' (e.g. gpt-5.5-mini)")])
-    if arguments.promote:
-        return _promote(arguments, roots, adapters)
+    return providers
+
+
+def run(arguments: argparse.Namespace) -> int:
+    """Record each case, write its fixtures (all or nothing per provider folder), say what was written."""
+    from conformance.commands.options import configured
+    from conformance.engine.cases import load_cases
+    from conformance.engine.registry import select_adapters
+
+    config = configured(arguments)
+    adapters = select_adapters(None, None)
+    providers = _checked_providers(arguments, adapters)
     upstreams = upstreams_from(arguments.upstream)
-    if arguments.record_mode != "none" and arguments.provider not in upstreams:
-        raise InputError([Problem("--upstream", None, f"no upstream for {arguments.provider}",
-                                  f"pass --upstream {arguments.provider}=URL (the vendor's API base)")])
-    cases = {case.id: case for case in load_cases(roots, known_providers=adapters)}
-    unknown = [case_id for case_id in arguments.case if case_id not in cases]
-    if unknown:
-        raise InputError([Problem("--case", None, f"no case {unknown[0]!r} in the cases folders",
-                                  "`conformance list` shows the case ids")])
-    modes = ("body", "stream") if arguments.mode == "both" else (arguments.mode,)
-    chosen = [cases[case_id] for case_id in arguments.case]
+    missing = [provider for provider in providers if provider not in upstreams]
+    if arguments.record_mode != "none" and missing:
+        raise InputError([Problem("--upstream", None, f"no upstream for {missing[0]}",
+                                  f"pass --upstream {missing[0]}=URL (the vendor's API base)")])
+    cases = {case.id: case for case in load_cases(config.roots, known_providers=select_adapters(None,
+                                                                                                   config.adapters))}
+    modes = tuple(mode for mode in ("body", "stream") if mode in arguments.mode or not arguments.mode)
+    chosen = [cases[case_id] for case_id in _case_ids(arguments.case, cases)]
     if arguments.model:
         chosen = [dataclasses.replace(case, task=dataclasses.replace(case.task, model=arguments.model))
                   for case in chosen]
-    for line in record_cases(chosen, arguments.provider, upstreams,
-                             arguments.record_mode, modes, arguments.stack, arguments.variant):
-        print(line)
+    for provider in providers:
+        for line in record_cases(chosen, provider, upstreams, arguments.record_mode, modes, arguments.stack,
+                                 arguments.variant):
+            print(line)
+    return 0
+
+
+def promote(arguments: argparse.Namespace) -> int:
+    """``conformance promote``: each provider's variant made its fixtures (``_promote``)."""
+    from conformance.commands.options import configured
+    from conformance.engine.cases import load_cases
+    from conformance.engine.registry import select_adapters
+
+    config = configured(arguments)
+    adapters = select_adapters(None, None)
+    providers = _checked_providers(arguments, adapters)
+    cases = {case.id: case for case in load_cases(config.roots, known_providers=select_adapters(None,
+                                                                                                   config.adapters))}
+    case_ids = _case_ids(arguments.case, cases)
+    for provider in providers:
+        _promote(arguments.variant, provider, [cases[case_id] for case_id in case_ids])
     return 0
 
 
@@ -185,6 +233,7 @@ def credentials_for(provider: str, upstream: str) -> dict[str, KeySwap]:
 
 def _record_one(case: Case, provider: str, stack: Any, modes: tuple[str, ...], upstreams: dict[str, str],
                 record_mode: str) -> list[Staged]:
+    from conformance.engine.registry import builtin_adapters
     from conformance.replay.hygiene import redact
     from conformance.replay.record import Recorder, RecordServer, stage_session, upstream_for
     from conformance.replay.router import Replay
@@ -212,7 +261,8 @@ def _record_one(case: Case, provider: str, stack: Any, modes: tuple[str, ...], u
             server.shutdown()
             server.server_close()
         replayed, exchanges = recorder.recorded(case.id, provider, mode)
-        staged += stage_session(case.id, mode, exchanges, first_turn=replayed + 1)
+        staged += stage_session(case.id, mode, exchanges, first_turn=replayed + 1,
+                                wire=builtin_adapters()[provider].wire)
     return _merged(staged)
 
 
@@ -234,28 +284,21 @@ def _with_provider(case: Case, provider: str) -> Case:
     return dataclasses.replace(case, providers={**case.providers, provider: ProviderFixtures(turns=())})
 
 
-def _promote(arguments: argparse.Namespace, roots: list[Path], adapters: Any) -> int:
+def _promote(name: str, provider: str, cases: list[Case]) -> None:
     """Make a variant the provider's fixtures, case by case: ``<provider>/`` → ``<provider>~before-<variant>/``,
     then ``<provider>~<variant>/`` → ``<provider>/``. Every case is checked before any folder moves, and a move that
     fails puts back the ones already made."""
-    from conformance.engine.cases import VARIANT, VARIANT_NAME, load_cases
+    from conformance.engine.cases import VARIANT, VARIANT_NAME
 
-    if arguments.variant is None:
-        raise InputError([Problem("--promote", None, "--promote needs --variant NAME", "name the variant to promote")])
-    kept_name = f"before-{arguments.variant}"
+    kept_name = f"before-{name}"
     if not VARIANT_NAME.fullmatch(kept_name):
-        raise InputError([Problem("--variant", None, f"{arguments.variant!r} is too long to keep the old fixtures "
-                                  f"as {arguments.provider}{VARIANT}{kept_name}/",
+        raise InputError([Problem("--variant", None, f"{name!r} is too long to keep the old fixtures "
+                                  f"as {provider}{VARIANT}{kept_name}/",
                                   "use a name of 57 characters or less")])
-    cases = {case.id: case for case in load_cases(roots, known_providers=adapters)}
-    provider, variant = arguments.provider, f"{arguments.provider}{VARIANT}{arguments.variant}"
+    variant = f"{provider}{VARIANT}{name}"
     moves: list[tuple[Path, Path, Path]] = []  # (the variant folder, the provider folder, where the old one goes)
     problems = []
-    for case_id in dict.fromkeys(arguments.case):
-        case = cases.get(case_id)
-        if case is None:
-            problems.append(Problem("--case", None, f"no case {case_id!r}", "`conformance list` shows the case ids"))
-            continue
+    for case in cases:
         folder = Path(case.path).parent
         problem = _promotable(case, folder, provider, variant, folder / f"{provider}{VARIANT}{kept_name}")
         if problem is not None:
@@ -282,9 +325,8 @@ def _promote(arguments: argparse.Namespace, roots: list[Path], adapters: Any) ->
         raise InputError([Problem(str(error.filename or provider), None, f"cannot promote: {error}",
                                   "nothing was moved; check the folders' permissions")]) from None
     for source, target, kept in moves:
-        print(f"conformance record: {target.parent.name}: {source.name}/ is now {target.name}/; the previous "
+        print(f"conformance promote: {target.parent.name}: {source.name}/ is now {target.name}/; the previous "
               f"fixtures are in {kept.name}/")
-    return 0
 
 
 def _promotable(case: Case, folder: Path, provider: str, variant: str, kept: Path) -> Problem | None:
@@ -343,16 +385,8 @@ def _stack(spec: str | None, provider: str) -> Any:
 
 
 def _signers(provider: str) -> dict[str, Signer]:
-    """Bedrock's re-signer, with the recorder's own credentials from the environment (AWS_ACCESS_KEY_ID,
-    AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION)."""
-    from conformance.replay.record import sigv4_signer
+    """The provider's re-signer (``Wire.resign``: an API that signs over the host), built from the environment."""
+    from conformance.engine.registry import builtin_adapters
 
-    if provider != "bedrock-converse":
-        return {}
-    key, secret = os.environ.get("AWS_ACCESS_KEY_ID"), os.environ.get("AWS_SECRET_ACCESS_KEY")
-    if not key or not secret:
-        raise InputError([Problem("AWS_ACCESS_KEY_ID", None, "recording Bedrock needs the recorder's own AWS "
-                                  "credentials: the proxy signs each forwarded request again (SigV4 signs the host)",
-                                  "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (AWS_SESSION_TOKEN, AWS_REGION)")])
-    region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
-    return {provider: sigv4_signer(key, secret, region, os.environ.get("AWS_SESSION_TOKEN"))}
+    wire = builtin_adapters()[provider].wire
+    return {provider: wire.resign(os.environ)} if wire is not None and wire.resign is not None else {}

@@ -13,13 +13,13 @@ if TYPE_CHECKING:
     from conformance.replay.server import ReplayServer
 
 
-def add_parser(commands: Any, cases_help: str) -> None:
+def add_parser(commands: Any) -> None:
     """The ``serve`` subcommand's arguments."""
+    from conformance.commands.options import add_case_options
+
     serve = commands.add_parser("serve", help="replay the recorded turns to real clients over the vendor HTTP APIs "
                                               "(127.0.0.1 only)")
-    serve.add_argument("--cases", action="append", type=Path, help=cases_help)
-    serve.add_argument("--with-bundled", action="store_true", help="the bundled cases too, beside --cases")
-    serve.add_argument("--adapter", action="append", help="your own adapter as module:object (repeatable)")
+    add_case_options(serve, size=False)
     serve.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default 0: any free port)")
     serve.add_argument("--max-seconds", type=float, default=600.0, help="stop after this long (default 600)")
     serve.add_argument("--max-requests", type=int, help="stop after answering this many requests")
@@ -27,16 +27,18 @@ def add_parser(commands: Any, cases_help: str) -> None:
                        help="when it stops, write serve.json here: what each session's client sent and how it fared")
 
 
-def serve(arguments: argparse.Namespace, roots: list[Path]) -> int:
+def run(arguments: argparse.Namespace) -> int:
     """Run the server until its bounds; exit 1 when a client asked for a turn that was not recorded."""
     # Imported when the command runs: `conformance --help` reads only the parsers.
+    from conformance.commands.options import configured
     from conformance.engine.cases import load_cases
     from conformance.engine.registry import select_adapters
     from conformance.replay.server import client_environment, run_server, session_records
     from conformance.report.files import write_atomic
 
-    adapters = select_adapters(None, arguments.adapter)
-    cases = load_cases(roots, known_providers=adapters)
+    config = configured(arguments)
+    adapters = select_adapters(None, config.adapters)
+    cases = load_cases(config.roots, known_providers=adapters)
 
     def ready(server: ReplayServer) -> None:
         bound = f"{arguments.max_seconds:g} s" + (f" or {arguments.max_requests} requests"

@@ -20,6 +20,10 @@ BUILTIN: dict[str, str] = {
     "bedrock-converse": "conformance.providers.bedrock_converse:ADAPTER",
 }
 
+STUB_WIRE = "openai-chat"
+"""The built-in API the adapter stub ``conformance init`` writes speaks: its example fixtures are copied for the
+stub."""
+
 
 def load_adapter(spec: str) -> Adapter:
     """The Adapter record named by ``module:object`` (e.g. ``myapp.llm:CONFORMANCE_ADAPTER``) or by

@@ -171,6 +171,9 @@ class RequestParts:
 
 SSE_CONTENT_TYPE = "text/event-stream; charset=utf-8"
 
+Signer = Callable[[str, str, dict[str, str], bytes], dict[str, str]]
+"""Re-signs one forwarded request: (method, url, headers, body) → the headers to send."""
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Credential:
@@ -211,6 +214,21 @@ class Wire:
     error_reply: Callable[[int, str], tuple[Mapping[str, str], Any]] | None = None
     """The replay server's own error (no recorded turn, no such case) in this API's error shape, so its clients print
     the message: (status, message) → (extra headers, JSON body). None: the OpenAI shape ``{"error": {…}}``."""
+    decode_stream: Callable[[bytes], bytes] | None = None
+    """The inverse of ``encode_stream``, for ``conformance record``: a streamed reply as it came off the wire (its
+    content type ``stream_content_type``) → the transcript stored as ``turnN.jsonl``; ValueError when it does not
+    decode. None: the stream is server-sent events, stored as it came (``turnN.sse``)."""
+    kept_headers: frozenset[str] = frozenset()
+    """Response headers (lower case) a recorded fixture keeps besides those every client reads (``content-type``, the
+    retry hints: ``conformance.replay.record.KEPT_HEADERS``): rate-limit counters, an error type; a name ending in
+    ``-`` keeps every header it begins. Every other response header is dropped (docs/record.md, "Redaction, on by
+    default")."""
+    resign: Callable[[Mapping[str, str]], Signer] | None = None
+    """For an API whose requests are signed over the host (SigV4): the environment → the re-signer the recording
+    proxy applies to each forwarded request, with the recorder's own credentials; InputError when they are not set."""
+    client_environment: Callable[[str], Mapping[str, str]] | None = None
+    """The environment that points this API's official client at a session root URL, with fake keys and retries off
+    (what ``conformance serve`` prints)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -20,9 +20,9 @@ OpenAI organization/project ids in bodies are replaced; then every file is scann
 a finding that remains (an API key, a token) makes ``write_fixtures`` refuse, naming file and field, with nothing
 written.
 
-Bedrock signs the ``host`` header (SigV4), so a request signed for 127.0.0.1 is refused upstream: the proxy signs
-each forwarded Bedrock request again with the recorder's own credentials (botocore's ``SigV4Auth``, service
-``bedrock``).
+What differs per API comes from its adapter's ``Wire``: the response headers worth keeping, how a binary stream
+is decoded for storage, and, for an API that signs its requests over the host, the re-signer the proxy applies to
+each forwarded request with the recorder's own credentials.
 """
 
 from __future__ import annotations
@@ -36,28 +36,27 @@ import threading
 import urllib.error
 import urllib.request
 import zlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
 from conformance.errors import InputError, Problem
+from conformance.kit.adapter import Signer, Wire
 from conformance.replay.hygiene import redact, scan_text
 from conformance.replay.modes import MODES
 from conformance.replay.router import SESSION, Replay, Reply
 from conformance.replay.server import ReplayServer
 from conformance.report.files import signals_deferred
 
-# Response headers that change a client's behaviour (docs/record.md, "Redaction, on by default"): kept. Every
-# other header is dropped.
-KEPT_HEADERS = frozenset({"content-type", "retry-after", "retry-after-ms", "x-should-retry", "x-amzn-errortype"})
-KEPT_PREFIXES = ("x-ratelimit-", "anthropic-ratelimit-")
+# Response headers that change any client's behaviour (docs/record.md, "Redaction, on by default"): kept, with those
+# the API's wire names (``Wire.kept_headers``). Every other header is dropped.
+# `x-should-retry` and `retry-after-ms` are read by the openai and anthropic SDKs alike (their _base_client.py).
+KEPT_HEADERS = frozenset({"content-type", "retry-after", "retry-after-ms", "x-should-retry"})
 # Not forwarded: hop-by-hop headers, and what the proxy sets itself (the upstream host, an encoding it can store).
 NOT_FORWARDED = frozenset({"host", "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade",
                            "te", "trailer", "content-length", "accept-encoding"})
-SIGV4_HEADERS = ("authorization", "x-amz-date", "x-amz-security-token", "x-amz-content-sha256")
-EVENTSTREAM = "application/vnd.amazon.eventstream"
 # The largest reply a compressed answer may decode to (a recorded turn is a few KB).
 MAX_DECODED_BYTES = 64 * 1024 * 1024
 # Body fields that hold a request id: synthetic in what is stored.
@@ -108,10 +107,6 @@ class KeySwap:
     missing: str = ""
 
 
-Signer = Callable[[str, str, dict[str, str], bytes], dict[str, str]]
-"""Re-signs one forwarded request: (method, url, headers, body) → the headers to send."""
-
-
 class Recorder:
     """Forwards session requests to each provider's upstream and keeps what came back; thread-safe."""
 
@@ -119,7 +114,7 @@ class Recorder:
                  signers: Mapping[str, Signer] | None = None, timeout: float = 120.0,
                  credentials: Mapping[str, KeySwap] | None = None) -> None:
         """``upstreams``: provider → base URL the vendor path is appended to; ``replay``: the recorded turns the
-        ``once``/``new_episodes``/``none`` modes answer from; ``signers``: provider → re-signer (Bedrock);
+        ``once``/``new_episodes``/``none`` modes answer from; ``signers``: provider → re-signer (``Wire.resign``);
         ``credentials``: provider → the user's key in place of the reference stacks' placeholder (``KeySwap``)."""
         if mode not in MODES:
             raise InputError([Problem("--record-mode", None, f"unknown record mode {mode!r}",
@@ -189,7 +184,7 @@ class Recorder:
                 sent[swap.header] = swap.value
         signer = self.signers.get(provider)
         if signer is not None:
-            sent = signer(method, url, {k: v for k, v in sent.items() if k.lower() not in SIGV4_HEADERS}, body)
+            sent = signer(method, url, sent, body)
         request = urllib.request.Request(url, data=body if method == "POST" else None, headers=sent,  # noqa: S310
                                          method=method)  # the configured upstream URL
         try:
@@ -280,23 +275,6 @@ class RecordServer(ReplayServer):
         return self.recorder.handle(method, path, query, headers, body)
 
 
-def sigv4_signer(access_key: str, secret_key: str, region: str, token: str | None = None) -> Signer:
-    """A re-signer for Bedrock: SigV4 over the forwarded URL (its ``host``), service ``bedrock``, with the recorder's
-    own credentials (botocore's ``SigV4Auth``)."""
-    from botocore.auth import SigV4Auth  # noqa: PLC0415 - botocore is needed only to record Bedrock
-    from botocore.awsrequest import AWSRequest  # noqa: PLC0415
-    from botocore.credentials import Credentials  # noqa: PLC0415
-
-    credentials = Credentials(access_key, secret_key, token)
-
-    def sign(method: str, url: str, headers: dict[str, str], body: bytes) -> dict[str, str]:
-        request = AWSRequest(method=method, url=url, data=body, headers=headers)
-        SigV4Auth(credentials, "bedrock", region).add_auth(request)
-        return dict(request.headers.items())
-
-    return sign
-
-
 # --- Writing the fixtures --------------------------------------------------------------------------------------
 
 
@@ -308,8 +286,11 @@ class Staged:
     data: bytes
 
 
-def stage_session(case_id: str, mode: str, exchanges: Sequence[Exchange], first_turn: int = 1) -> list[Staged]:
-    """The files one recorded session becomes, redacted (``redact_exchange``); turn numbers from ``first_turn``."""
+def stage_session(case_id: str, mode: str, exchanges: Sequence[Exchange], first_turn: int = 1,
+                  wire: Wire | None = None) -> list[Staged]:
+    """The files one recorded session becomes, redacted (``redact_exchange``); turn numbers from ``first_turn``;
+    ``wire``: the provider's (its kept headers, its stream decoder)."""
+    wire = wire or Wire(paths=())
     failed = [exchange.failed for exchange in exchanges if exchange.failed]
     if failed:
         raise InputError([Problem(f"case {case_id} ({mode})", None, failed[0] + "; nothing was written",
@@ -317,7 +298,7 @@ def stage_session(case_id: str, mode: str, exchanges: Sequence[Exchange], first_
     staged: list[Staged] = []
     for offset, exchange in enumerate(exchanges):
         number = first_turn + offset
-        status, headers, body = redact_exchange(case_id, number, exchange)
+        status, headers, body = redact_exchange(case_id, number, exchange, wire)
         content_type = headers.get("content-type", "")
         if not 200 <= status < 300:  # an error, or a redirect (never followed): not a body of the vendor's answer
             parsed: Any
@@ -329,14 +310,13 @@ def stage_session(case_id: str, mode: str, exchanges: Sequence[Exchange], first_
                      "body": parsed}
             staged.append(Staged(f"turn{number}.error.json",
                                  (json.dumps(error, indent=2, ensure_ascii=False) + "\n").encode("utf-8")))
-        elif content_type.startswith(EVENTSTREAM):
-            from conformance.providers.bedrock_converse.eventstream import decode_jsonl  # noqa: PLC0415
-
+        elif _binary_stream(wire, content_type):
+            assert wire.decode_stream is not None
             try:
-                events = decode_jsonl(body).decode("utf-8")
+                events = wire.decode_stream(body).decode("utf-8")
             except ValueError as error:
                 raise InputError([Problem(f"case {case_id} ({mode}), turn {number}", None,
-                                          f"the Bedrock event stream could not be decoded: {error}",
+                                          f"the {wire.stream_content_type} stream could not be decoded: {error}",
                                           "record again; nothing was written")]) from None
             staged.append(Staged(f"turn{number}.jsonl", redact_text(events, case_id, number).encode("utf-8")))
         elif content_type.startswith("text/event-stream"):
@@ -348,13 +328,26 @@ def stage_session(case_id: str, mode: str, exchanges: Sequence[Exchange], first_
     return staged
 
 
-def redact_exchange(case_id: str, number: int, exchange: Exchange) -> tuple[int, dict[str, str], bytes]:
-    """What is stored of one exchange: the allowed response headers, and the body with its identifying data
-    replaced. Bytes are kept as they came whenever there is nothing to replace."""
+def _binary_stream(wire: Wire, content_type: str) -> bool:
+    """Whether a reply is the API's binary stream, stored decoded (``Wire.decode_stream``)."""
+    return wire.decode_stream is not None and content_type.startswith(wire.stream_content_type.split(";")[0])
+
+
+def kept(name: str, wire: Wire) -> bool:
+    """Whether a response header is stored: a header every client acts on, or one the API's wire keeps."""
+    names = KEPT_HEADERS | wire.kept_headers
+    return name in names or any(name.startswith(prefix) for prefix in names if prefix.endswith("-"))
+
+
+def redact_exchange(case_id: str, number: int, exchange: Exchange,
+                    wire: Wire | None = None) -> tuple[int, dict[str, str], bytes]:
+    """What is stored of one exchange: the allowed response headers (``kept``), and the body with its identifying
+    data replaced. Bytes are kept as they came whenever there is nothing to replace."""
+    wire = wire or Wire(paths=())
     # A kept header's value is redacted as a body is (an error type may carry an ARN and its account id).
     headers = {name: redact_text(value, case_id, number) for name, value in exchange.headers.items()
-               if name in KEPT_HEADERS or name.startswith(KEPT_PREFIXES)}
-    if headers.get("content-type", "").startswith(EVENTSTREAM):
+               if kept(name, wire)}
+    if _binary_stream(wire, headers.get("content-type", "")):
         return exchange.status, headers, exchange.body  # binary: redacted once decoded (``stage_session``)
     text = exchange.body.decode("utf-8", "replace")
     redacted = redact_text(text, case_id, number, error=exchange.status >= 400)

@@ -195,15 +195,16 @@ def session_base(base: str, case_id: str, provider: str, mode: str) -> str:
 
 def client_environment(base: str, case_id: str = "<case>", provider: str = "<provider>",
                        mode: str = "body") -> dict[str, str]:
-    """The environment that points every official client at one session, with fake keys and retries off."""
+    """The environment that points every official client at one session, with fake keys and retries off: each
+    built-in API's ``Wire.client_environment``."""
+    from conformance.engine.registry import builtin_adapters  # noqa: PLC0415 - the adapters load only when asked
+
     root = session_base(base, case_id, provider, mode)
-    return {
-        "OPENAI_BASE_URL": f"{root}/v1", "OPENAI_API_KEY": "sk-replay",
-        "ANTHROPIC_BASE_URL": root, "ANTHROPIC_API_KEY": "sk-ant-replay",
-        "GOOGLE_GEMINI_BASE_URL": root, "GOOGLE_GENAI_API_VERSION": "v1beta", "GEMINI_API_KEY": "replay",
-        "AWS_ENDPOINT_URL_BEDROCK_RUNTIME": root, "AWS_ACCESS_KEY_ID": "replay", "AWS_SECRET_ACCESS_KEY": "replay",
-        "AWS_DEFAULT_REGION": "us-east-1", "AWS_EC2_METADATA_DISABLED": "true", "AWS_MAX_ATTEMPTS": "1",
-    }
+    environment: dict[str, str] = {}
+    for adapter in builtin_adapters().values():
+        if adapter.wire is not None and adapter.wire.client_environment is not None:
+            environment.update(adapter.wire.client_environment(root))
+    return environment
 
 
 def run_server(cases: Sequence[Case], port: int = 0, max_seconds: float = 600.0,

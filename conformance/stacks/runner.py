@@ -48,7 +48,7 @@ IN_PROCESS_BASE = "http://127.0.0.1"
 def run_stack_case(case: Case, stack: Stack, reader: Adapter, mode: str = "body",
                    in_process: bool = False) -> tuple[dict[str, Any], Exception | None, list[dict[str, Any]]]:
     """One stack row (``<provider>@<stack>``): the report row, the stack's exception (or None), and the requests
-    its client sent. ``in_process``: through the clients' own seams (``conformance.replay.transports``) instead of the
+    its client sent. ``in_process``: through the clients' own seams (``conformance.stacks.transports``) instead of the
     loopback server."""
     from conformance.engine.runner import run_lane  # noqa: PLC0415 - runner imports nothing of the stack lane
 

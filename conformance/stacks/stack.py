@@ -34,7 +34,7 @@ class Endpoint:
     """Whether this row calls the streaming API."""
     replay: Any = None
     """In process: the ``conformance.replay.router.Replay`` to answer from through the client's own seam
-    (``conformance.replay.transports``), with no socket; None: the loopback server at ``base_url``."""
+    (``conformance.stacks.transports``), with no socket; None: the loopback server at ``base_url``."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

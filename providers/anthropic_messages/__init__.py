@@ -8,6 +8,14 @@ from conformance.providers.anthropic_messages.request import build_request, read
 from conformance.providers.anthropic_messages.response import classify_body
 from conformance.providers.anthropic_messages.stream import assemble_stream
 
+PLACEHOLDER_KEY = "sk-ant-replay"
+
+
+def client_environment(root: str) -> dict[str, str]:
+    """The anthropic SDK reads ``ANTHROPIC_BASE_URL`` and ``ANTHROPIC_API_KEY``."""
+    return {"ANTHROPIC_BASE_URL": root, "ANTHROPIC_API_KEY": PLACEHOLDER_KEY}
+
+
 ADAPTER = Adapter(
     id="anthropic-messages",
     build_request=build_request,
@@ -18,7 +26,9 @@ ADAPTER = Adapter(
     assemble_stream=assemble_stream,
     description="Anthropic Messages API, POST /v1/messages",
     # The anthropic SDK reads its request id from `request-id` (anthropic/_base_client.py); `"stream": true` streams.
-    wire=Wire(credential=Credential(env=("ANTHROPIC_API_KEY",), header="x-api-key", placeholder="sk-ant-replay"),
+    wire=Wire(credential=Credential(env=("ANTHROPIC_API_KEY",), header="x-api-key", placeholder=PLACEHOLDER_KEY),
               paths=((re.compile(r"/v1/messages"), None),), request_id_header="request-id",
-              error_reply=error_reply),
+              error_reply=error_reply, client_environment=client_environment,
+              # The rate-limit counters (docs.anthropic.com/en/api/rate-limits), kept as the vendor sent them.
+              kept_headers=frozenset({"anthropic-ratelimit-"})),
 )

@@ -4,10 +4,19 @@ import re
 
 from conformance.kit.adapter import Adapter, Wire
 from conformance.providers.bedrock_converse.errors import classify_error, error_reply
-from conformance.providers.bedrock_converse.eventstream import EVENTSTREAM, encode_stream
+from conformance.providers.bedrock_converse.eventstream import EVENTSTREAM, decode_jsonl, encode_stream
 from conformance.providers.bedrock_converse.request import build_request, read_history, read_request
 from conformance.providers.bedrock_converse.response import classify_body
+from conformance.providers.bedrock_converse.signing import resign
 from conformance.providers.bedrock_converse.stream import assemble_stream
+
+
+def client_environment(root: str) -> dict[str, str]:
+    """boto3 reads ``AWS_ENDPOINT_URL_BEDROCK_RUNTIME``, fake credentials and region, no instance metadata lookup
+    (``AWS_EC2_METADATA_DISABLED``) and one attempt (``AWS_MAX_ATTEMPTS``)."""
+    return {"AWS_ENDPOINT_URL_BEDROCK_RUNTIME": root, "AWS_ACCESS_KEY_ID": "replay", "AWS_SECRET_ACCESS_KEY": "replay",
+            "AWS_DEFAULT_REGION": "us-east-1", "AWS_EC2_METADATA_DISABLED": "true", "AWS_MAX_ATTEMPTS": "1"}
+
 
 ADAPTER = Adapter(
     id="bedrock-converse",
@@ -23,5 +32,8 @@ ADAPTER = Adapter(
     wire=Wire(paths=((re.compile(r"/model/[^/]+/converse"), False),
                      (re.compile(r"/model/[^/]+/converse-stream"), True)),
               request_id_header="x-amzn-RequestId", stream_content_type=EVENTSTREAM, encode_stream=encode_stream,
-              error_reply=error_reply),
+              error_reply=error_reply, decode_stream=decode_jsonl, resign=resign,
+              client_environment=client_environment,
+              # botocore reads the error's type from `x-amzn-ErrorType` when the body has none (botocore/parsers.py).
+              kept_headers=frozenset({"x-amzn-errortype"})),
 )

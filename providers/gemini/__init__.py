@@ -8,6 +8,14 @@ from conformance.providers.gemini.request import build_request, read_history, re
 from conformance.providers.gemini.response import classify_body
 from conformance.providers.gemini.stream import assemble_stream
 
+PLACEHOLDER_KEY = "replay"
+
+
+def client_environment(root: str) -> dict[str, str]:
+    """google-genai reads ``GOOGLE_GEMINI_BASE_URL``, ``GOOGLE_GENAI_API_VERSION`` and ``GEMINI_API_KEY``."""
+    return {"GOOGLE_GEMINI_BASE_URL": root, "GOOGLE_GENAI_API_VERSION": "v1beta", "GEMINI_API_KEY": PLACEHOLDER_KEY}
+
+
 ADAPTER = Adapter(
     id="gemini",
     build_request=build_request,
@@ -19,8 +27,8 @@ ADAPTER = Adapter(
     description="Google Gemini API, POST models/{model}:generateContent (and :streamGenerateContent?alt=sse)",
     # The method in the path decides the stream; google-genai reads no request id header (an id is sent anyway).
     wire=Wire(credential=Credential(
-                  env=("GOOGLE_API_KEY", "GEMINI_API_KEY"), header="x-goog-api-key", placeholder="replay"),
+                  env=("GOOGLE_API_KEY", "GEMINI_API_KEY"), header="x-goog-api-key", placeholder=PLACEHOLDER_KEY),
               paths=((re.compile(r"/v1(?:beta|alpha)?/models/[^/:]+:generateContent"), False),
                      (re.compile(r"/v1(?:beta|alpha)?/models/[^/:]+:streamGenerateContent"), True)),
-              error_reply=error_reply),
+              error_reply=error_reply, client_environment=client_environment),
 )

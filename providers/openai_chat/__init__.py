@@ -7,6 +7,7 @@ from conformance.providers.openai_chat.request import build_request, read_histor
 from conformance.providers.openai_chat.response import classify_body
 from conformance.providers.openai_chat.stream import assemble_stream
 from conformance.providers.openai_common.errors import classify_error
+from conformance.providers.openai_common.wire import KEPT_HEADERS, PLACEHOLDER_KEY, client_environment
 
 ADAPTER = Adapter(
     id="openai-chat",
@@ -19,6 +20,7 @@ ADAPTER = Adapter(
     description="OpenAI Chat Completions and compatible servers, POST /v1/chat/completions",
     # The openai SDK reads its request id from `x-request-id` (openai/_base_client.py); `"stream": true` streams.
     wire=Wire(credential=Credential(
-                  env=("OPENAI_API_KEY",), header="authorization", template="Bearer {}", placeholder="sk-replay"),
-              paths=((re.compile(r"/v1/chat/completions"), None),)),
+                  env=("OPENAI_API_KEY",), header="authorization", template="Bearer {}", placeholder=PLACEHOLDER_KEY),
+              paths=((re.compile(r"/v1/chat/completions"), None),),
+              kept_headers=KEPT_HEADERS, client_environment=client_environment),
 )

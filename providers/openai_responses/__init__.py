@@ -4,6 +4,7 @@ import re
 
 from conformance.kit.adapter import Adapter, Credential, Wire
 from conformance.providers.openai_common.errors import classify_error
+from conformance.providers.openai_common.wire import KEPT_HEADERS, PLACEHOLDER_KEY, client_environment
 from conformance.providers.openai_responses.request import build_request, read_history, read_request
 from conformance.providers.openai_responses.response import classify_body
 from conformance.providers.openai_responses.stream import assemble_stream
@@ -19,6 +20,7 @@ ADAPTER = Adapter(
     description="OpenAI Responses API, POST /v1/responses",
     # The openai SDK reads its request id from `x-request-id` (openai/_base_client.py); `"stream": true` streams.
     wire=Wire(credential=Credential(
-                  env=("OPENAI_API_KEY",), header="authorization", template="Bearer {}", placeholder="sk-replay"),
-              paths=((re.compile(r"/v1/responses"), None),)),
+                  env=("OPENAI_API_KEY",), header="authorization", template="Bearer {}", placeholder=PLACEHOLDER_KEY),
+              paths=((re.compile(r"/v1/responses"), None),),
+              kept_headers=KEPT_HEADERS, client_environment=client_environment),
 )

@@ -25,8 +25,8 @@ from conformance.providers.anthropic_messages.errors import classify_error
 from conformance.providers.anthropic_messages.request import build_request
 from conformance.providers.anthropic_messages.response import IGNORED_BLOCKS, STOP_REASONS
 from conformance.providers.anthropic_messages.usage import normalize_usage
-from conformance.replay.transports import http_client
 from conformance.stacks.stack import Endpoint, Stack, client_for
+from conformance.stacks.transports import http_client
 
 
 def _build(endpoint: Endpoint) -> Any:

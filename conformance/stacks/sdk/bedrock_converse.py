@@ -24,8 +24,8 @@ from conformance.providers.bedrock_converse.errors import classify_error
 from conformance.providers.bedrock_converse.request import build_request
 from conformance.providers.bedrock_converse.response import classify_body
 from conformance.providers.bedrock_converse.stream import assemble_stream
-from conformance.replay.transports import attach_to_botocore
 from conformance.stacks.stack import Endpoint, Stack, client_for
+from conformance.stacks.transports import attach_to_botocore
 
 
 def _build(endpoint: Endpoint) -> Any:

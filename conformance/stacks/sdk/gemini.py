@@ -25,8 +25,8 @@ from conformance.providers.gemini.errors import classify_error
 from conformance.providers.gemini.request import build_request
 from conformance.providers.gemini.response import classify_body
 from conformance.providers.gemini.stream import assemble_stream
-from conformance.replay.transports import http_client
 from conformance.stacks.stack import Endpoint, Stack, client_for
+from conformance.stacks.transports import http_client
 
 
 def _build(endpoint: Endpoint) -> Any:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.replay.transports import http_client
 from conformance.stacks.stack import Endpoint, client_for
+from conformance.stacks.transports import http_client
 
 
 def _build(endpoint: Endpoint) -> Any:

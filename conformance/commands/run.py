@@ -1,0 +1,100 @@
+"""``conformance run``: every case against every selected adapter (and stack), the reports written."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from conformance.commands.options import EXIT_FAILED, EXIT_OK, add_case_options, configured
+from conformance.engine.sanitize import terminal_safe
+from conformance.errors import InputError, Problem
+
+
+def add_parser(commands: Any) -> None:
+    """``conformance run``'s options, in groups."""
+    run = commands.add_parser("run", help="run every case against every selected adapter and write the reports")
+    lanes = run.add_argument_group("cases and lanes")
+    add_case_options(lanes)
+    lanes.add_argument("--stack", action="append", default=[], metavar="STACK",
+                       help="also run a real client's lane: sdks, gateways, all, a reference stack "
+                            "(openai-chat@openai-sdk) or module:object (repeatable; adds to conformance_stacks)")
+    lanes.add_argument("--in-process", action="store_true",
+                       help="stacks answer through their clients' in-process seams instead of the loopback server")
+    selection = run.add_argument_group("selection")
+    selection.add_argument("--provider", action="append", help="provider id to run (repeatable; default: all)")
+    selection.add_argument("--case", action="append", default=[], metavar="PATTERN",
+                           help="run only the cases whose id matches this shell pattern (repeatable), e.g. 'http_*'")
+    selection.add_argument("-k", dest="keyword", metavar="EXPRESSION",
+                           help="run only the items whose id (case[provider-mode]) matches, as pytest -k: "
+                                "'openai and not stream'")
+    selection.add_argument("--mode", action="append", choices=("body", "stream"), default=[],
+                           help="run only this mode (repeatable; default: every mode the fixtures allow)")
+    selection.add_argument("--require-providers", action="append", nargs="?", const="all", default=[], metavar="ID",
+                           help="fail (exit 1) when a case that ran has no fixtures for provider ID (repeatable; "
+                                "alone or 'all': every selected provider; adds to conformance_require_providers)")
+    output = run.add_argument_group("output")
+    output.add_argument("--report-dir", type=Path,
+                        help="where to write the reports (default: the conformance_report setting, else reports)")
+    output.add_argument("--verbose", "-v", action="store_true",
+                        help="print the whole report.md instead of the summary (totals, failures, differing cells)")
+    sharding = run.add_argument_group("sharding")
+    sharding.add_argument("--shard", metavar="I/N",
+                          help="run only shard I of N: whole cases, split evenly by estimated cost; merge the N "
+                               "report.json files with `conformance merge` (docs/ci.md, \"Shards\")")
+
+
+def run(arguments: argparse.Namespace) -> int:
+    """Run the planned items, write the reports, print the summary; exit 1 when a row failed or a required
+    provider is missing."""
+    from conformance.engine.cases import base_provider, load_cases
+    from conformance.engine.fixtures import fixture_files
+    from conformance.engine.registry import select_adapters
+    from conformance.engine.runner import run_case
+    from conformance.engine.selection import columns, coverage, missing_providers, select_items
+    from conformance.engine.shard import parse_shard, split
+    from conformance.report.build import build_report, render_markdown, render_summary, write_reports
+    from conformance.report.files import append_step_summary
+    from conformance.stacks.runner import stack_lanes
+    from conformance.stacks.stack import select_stacks
+
+    known = select_adapters(None, arguments.adapter)
+    adapters = select_adapters(arguments.provider, arguments.adapter)
+    cases = load_cases(configured(arguments).roots, max_file_bytes=arguments.max_file_bytes,
+                       known_providers=known)
+    items = select_items(cases, adapters, arguments.case, arguments.keyword, arguments.mode)
+    stacks = select_stacks(arguments.stack)
+    shard_of = parse_shard(arguments.shard) if arguments.shard is not None else None
+    shard = None
+    if items and shard_of is not None:
+        # Every shard sees every selected item, so each computes the same split (conformance.engine.shard).
+        mine, shard = split(shard_of, [(item.case, item.provider, False) for item in items]
+                            + [(item.case, item.provider, True) for item in items for stack in stacks
+                               if stack.provider == item.provider], [*adapters.values(), *stacks])
+        items = [item for item in items if item.case.id in mine]
+    elif not items:
+        filtered = arguments.case or arguments.keyword or arguments.mode
+        raise InputError([Problem("--case/-k/--mode" if filtered else "--provider", None,
+                                  "no case item matches the filters: nothing ran" if filtered else
+                                  f"no case has fixtures for {', '.join(sorted(adapters))}: nothing ran",
+                                  "loosen --case, -k or --mode (`conformance list` shows the case ids)" if filtered
+                                  else "record fixtures under providers.<id> in the cases, or pick a provider they "
+                                       "have")])
+    rows = [run_case(item.case, item.provider, adapters[base_provider(item.provider)], item.mode) for item in items]
+    stack_rows, lanes = stack_lanes(stacks, items, adapters, arguments.in_process)
+    rows += stack_rows
+    selection = {name: value for name, value in (("case", arguments.case), ("keyword", arguments.keyword),
+                                                 ("mode", arguments.mode), ("provider", arguments.provider)) if value}
+    report = build_report(rows, columns(list(adapters), items) + lanes, stacks, fixture_files(cases, rows), shard,
+                          selection)
+    written = write_reports(report, arguments.report_dir)
+    markdown = render_markdown(report)
+    print(terminal_safe(markdown if arguments.verbose else render_summary(report)))
+    append_step_summary(markdown)
+    print(terminal_safe("\n".join(coverage(cases, columns(sorted(adapters), items), items))))
+    missing = missing_providers(cases, adapters, items) if arguments.require_providers else []
+    for problem in missing:
+        print(terminal_safe(f"error: {problem}"), file=sys.stderr)
+    print(terminal_safe("wrote " + ", ".join(str(path) for path in written)))
+    return EXIT_OK if report["summary"]["failed"] == 0 and not missing else EXIT_FAILED
