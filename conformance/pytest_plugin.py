@@ -25,6 +25,7 @@ from conformance.engine.pytool import ALLOW_ENV, ALLOW_VALUE
 from conformance.engine.registry import select_adapters
 from conformance.engine.runner import modes_for, run_case_with_requests
 from conformance.engine.sanitize import terminal_safe
+from conformance.engine.settings import required, rooted
 from conformance.engine.shard import parse_shard, split
 from conformance.errors import InputError
 from conformance.replay.modes import MODES as RECORD_MODES
@@ -258,7 +259,7 @@ def _cases_root(path: Path) -> Path:
 def _adapters(config: pytest.Config) -> dict[str, Any]:
     if _ADAPTERS_KEY not in config.stash:
         # A file named in the ini is relative to the rootdir (where the ini lives), as the ini's paths are.
-        from_ini = [_rooted(spec, config.rootpath) for spec in config.getini("conformance_adapters")]
+        from_ini = [rooted(spec, config.rootpath) for spec in config.getini("conformance_adapters")]
         specs = [*from_ini, *config.getoption("conformance_adapter")]
         config.stash[_ADAPTERS_KEY] = select_adapters(None, list(dict.fromkeys(specs)))
     return config.stash[_ADAPTERS_KEY]
@@ -266,22 +267,15 @@ def _adapters(config: pytest.Config) -> dict[str, Any]:
 
 def _stacks(config: pytest.Config) -> list[Stack]:
     if _STACKS_KEY not in config.stash:
-        from_ini = [_rooted(spec, config.rootpath) for spec in config.getini("conformance_stacks")]
+        from_ini = [rooted(spec, config.rootpath) for spec in config.getini("conformance_stacks")]
         specs = [*from_ini, *config.getoption("conformance_stack")]
         config.stash[_STACKS_KEY] = select_stacks(list(dict.fromkeys(specs)))
     return config.stash[_STACKS_KEY]
 
 
-def _rooted(spec: str, root: Path) -> str:
-    path, colon, attribute = spec.rpartition(":")
-    if colon and path.endswith(".py") and not Path(path).is_absolute():
-        return f"{root / path}:{attribute}"
-    return spec
-
-
 def _required(config: pytest.Config) -> list[str]:
     named = [*config.getini("conformance_require_providers"), *config.getoption("conformance_require_providers")]
-    return sorted(_adapters(config)) if "all" in named else sorted(set(named))
+    return required(named, _adapters(config))
 
 
 class CaseFile(pytest.File):

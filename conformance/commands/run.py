@@ -53,18 +53,19 @@ def run(arguments: argparse.Namespace) -> int:
     from conformance.engine.registry import select_adapters
     from conformance.engine.runner import run_case
     from conformance.engine.selection import columns, coverage, missing_providers, select_items
+    from conformance.engine.settings import required as required_providers
     from conformance.engine.shard import parse_shard, split
     from conformance.report.build import build_report, render_markdown, render_summary, write_reports
     from conformance.report.files import append_step_summary
     from conformance.stacks.runner import stack_lanes
     from conformance.stacks.stack import select_stacks
 
-    known = select_adapters(None, arguments.adapter)
-    adapters = select_adapters(arguments.provider, arguments.adapter)
-    cases = load_cases(configured(arguments).roots, max_file_bytes=arguments.max_file_bytes,
-                       known_providers=known)
+    config = configured(arguments)
+    known = select_adapters(None, config.adapters)
+    adapters = select_adapters(arguments.provider, config.adapters)
+    cases = load_cases(config.roots, max_file_bytes=arguments.max_file_bytes, known_providers=known)
     items = select_items(cases, adapters, arguments.case, arguments.keyword, arguments.mode)
-    stacks = select_stacks(arguments.stack)
+    stacks = select_stacks(config.stacks)
     shard_of = parse_shard(arguments.shard) if arguments.shard is not None else None
     shard = None
     if items and shard_of is not None:
@@ -88,12 +89,13 @@ def run(arguments: argparse.Namespace) -> int:
                                                  ("mode", arguments.mode), ("provider", arguments.provider)) if value}
     report = build_report(rows, columns(list(adapters), items) + lanes, stacks, fixture_files(cases, rows), shard,
                           selection)
-    written = write_reports(report, arguments.report_dir)
+    written = write_reports(report, config.report_dir)
     markdown = render_markdown(report)
     print(terminal_safe(markdown if arguments.verbose else render_summary(report)))
     append_step_summary(markdown)
     print(terminal_safe("\n".join(coverage(cases, columns(sorted(adapters), items), items))))
-    missing = missing_providers(cases, adapters, items) if arguments.require_providers else []
+    required = required_providers(config.require_providers, adapters)
+    missing = missing_providers(cases, required, items) if required else []
     for problem in missing:
         print(terminal_safe(f"error: {problem}"), file=sys.stderr)
     print(terminal_safe("wrote " + ", ".join(str(path) for path in written)))
