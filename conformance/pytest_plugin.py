@@ -10,10 +10,11 @@ expects. Each item checks its case's expectation and its reviewed snapshots: the
 
 from __future__ import annotations
 
+import functools
 import gc
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,14 +33,16 @@ from conformance.replay.modes import MODES as RECORD_MODES
 from conformance.report.build import build_report, write_reports
 from conformance.report.snapshot import (
     SNAPSHOT_FOLDER,
-    differences,
     entry_of,
-    expected_entry,
-    read_snapshot,
     request_entry,
-    request_file,
-    snapshot_file,
-    write_entry,
+)
+from conformance.report.syrupy_store import (
+    LANES_KEY,
+    NODE_IDS_KEY,
+    CaseSnapshotExtension,
+    RequestSnapshotExtension,
+    SyrupyNode,
+    check,
 )
 from conformance.stacks.runner import run_stack_case
 from conformance.stacks.stack import Stack, select_stacks
@@ -62,6 +65,7 @@ _ALLOWED_KEY = pytest.StashKey[bool]()
 _SHARDING_KEY = pytest.StashKey[bool]()
 _FROZEN_KEY = pytest.StashKey[bool]()
 _STACKS_KEY = pytest.StashKey[list[Any]]()
+_UNCHECKED_KEY = pytest.StashKey[bool]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -233,10 +237,59 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     return None
 
 
+@pytest.hookimpl(trylast=True)  # after syrupy's own sessionstart made its session (config._syrupy)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Case items join syrupy's session as their ``SyrupyNode`` (syrupy keeps ``pytest.Function`` items only), where
+    syrupy records its own: collected (before ``-k``/``-m``) and selected (after)."""
+    syrupy = getattr(session.config, "_syrupy", None)
+    if syrupy is None or not _roots(session.config):
+        return
+    keep = syrupy.filter_valid_items
+
+    def filter_valid_items(items: Iterable[pytest.Item]) -> Iterator[Any]:
+        for item in items:
+            if isinstance(item, CaseItem):
+                yield item.syrupy_node
+            else:
+                yield from keep([item])
+
+    syrupy.filter_valid_items = filter_valid_items
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """A case item's outcome goes to its own session's syrupy: syrupy's own hook writes to the last session made in
+    the process (a pytester run inside a test session replaces it)."""
+    report = yield
+    syrupy = getattr(item.config, "_syrupy", None)
+    if isinstance(item, CaseItem) and syrupy is not None and report.when != "teardown":
+        syrupy.ran_item(report.nodeid, report.outcome)
+    return report
+
+
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    """A case item whose adapter raised before the snapshot check is, for syrupy, a skipped test: its reviewed
+    snapshots are neither used nor unused, so ``--snapshot-update`` does not delete them."""
+    syrupy = getattr(item.config, "_syrupy", None)
+    if syrupy is None or not item.stash.get(_UNCHECKED_KEY, False) or item.nodeid not in syrupy._selected_items:
+        return
+    from syrupy.session import ItemStatus  # noqa: PLC0415 - only for an adapter that raised
+
+    syrupy._selected_items[item.nodeid] = ItemStatus.SKIPPED
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     """The loaded cases and the items live until the end: move them out of the collector's way, so its
     passes during the run stay as cheap with 5,000 items as with 50. Undone at unconfigure; left alone when the
-    host process had frozen objects already (``gc.unfreeze`` cannot give back only ours)."""
+    host process had frozen objects already (``gc.unfreeze`` cannot give back only ours). Syrupy learns the lanes
+    this session runs, and whether node ids picked single items out of a cases folder."""
+    config = session.config
+    if _roots(config):
+        config.stash[LANES_KEY] = frozenset(stack.row_id for stack in _stacks(config))
+        roots = _roots(config)
+        config.stash[NODE_IDS_KEY] = any(
+            "::" in str(arg) and any(_within(Path(str(arg).split("::", 1)[0]).resolve(), root) for root in roots)
+            for arg in config.args)
     if session.config.stash.get(_CASES_KEY, None) and gc.get_freeze_count() == 0:
         gc.freeze()
         session.config.stash[_FROZEN_KEY] = True
@@ -331,6 +384,7 @@ class CaseItem(pytest.Item):
     def __init__(self, *, case: Case, provider: str, mode: str, root: Path, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.case, self.provider, self.mode, self.root = case, provider, mode, root
+        self.syrupy_node = SyrupyNode(self)
 
     def runtest(self) -> None:
         """Run one case × provider × mode, keep its report row, then check the expectation and the snapshot.
@@ -340,38 +394,22 @@ class CaseItem(pytest.Item):
         self.config.stash[_ROWS_KEY].append(json.dumps(row, separators=(",", ":")))
         self.config.stash.setdefault(_RAN_KEY, set()).add((self.case.id, self.provider))
         if error is not None:
+            self.stash[_UNCHECKED_KEY] = True  # its snapshots were not checked: kept, as a skipped test's
             detail = row["error"]
             error.add_note(f"conformance: case {self.case.id} [{self.provider}, {self.mode}], turn {detail['turn']} "
                            f"({detail['phase']})" + (f", fixture {detail['fixture']}" if detail["fixture"] else ""))
             raise error
         messages = list(row["failures"])
         if self.config.getini("conformance_snapshots"):
-            messages += self._snapshot(snapshot_file(self.root, self.case.id, self.provider), entry_of(row),
-                                       "classification")
-            messages += self._snapshot(request_file(self.root, self.case.id, self.provider),
-                                       request_entry(requests), "request")
+            shown = functools.partial(_shown_path, config=self.config)
+            messages += check(self, CaseSnapshotExtension, entry_of(row), "classification", shown)
+            messages += check(self, RequestSnapshotExtension, request_entry(requests), "request", shown)
         if messages:
             raise CaseFailed("\n".join(messages))
 
     def _run(self) -> tuple[dict[str, Any], Exception | None, list[dict[str, Any]]]:
         return run_case_with_requests(self.case, self.provider, _adapters(self.config)[base_provider(self.provider)],
                                       self.mode)
-
-    def _snapshot(self, path: Path, entry: dict[str, Any], what: str) -> list[str]:
-        if self.config.getoption("update_snapshots", False):
-            write_entry(path, self.mode, entry)
-            return []
-        stored = read_snapshot(path)
-        expected = expected_entry(stored, self.mode) if stored is not None else None
-        shown = _shown_path(path, self.config)
-        if expected is None:
-            return [f"no reviewed {what} snapshot for {self.mode} in {shown}: run pytest --snapshot-update, review "
-                    "the new file and commit it"]
-        lines = differences(expected, entry)
-        if not lines:
-            return []
-        return [f"the {what} left its snapshot {shown} [{self.mode}] "
-                f"(review, then accept with pytest --snapshot-update):", *(f"  {line}" for line in lines)]
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         """An expectation or snapshot failure as the case's own message, in full whatever ``-q``/``-v`` say; an
@@ -463,7 +501,6 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int | pytest.ExitC
         if _SHARD_KEY in config.stash:
             workeroutput[_WORKER_SHARD] = json.dumps(config.stash[_SHARD_KEY])
         return
-    _stale_snapshots(config)
     option = config.getoption("conformance_report")
     directory = config.getini("conformance_report") if option is None else option
     shard = config.stash.get(_SHARD_KEY, None)
@@ -498,29 +535,6 @@ def _fixture_files(config: pytest.Config, rows: list[dict[str, Any]]) -> dict[st
     cases = [case for by_file in config.stash.get(_CASES_KEY, {}).values() for loaded in by_file.values()
              for case in loaded]
     return fixture_files(cases, rows)
-
-
-def _stale_snapshots(config: pytest.Config) -> None:
-    """Snapshot files of a case or provider that no longer exists: named, and removed by --snapshot-update."""
-    update = config.getoption("update_snapshots", False)
-    for root, by_file in config.stash.get(_CASES_KEY, {}).items():
-        live = {file(root, case.id, provider) for cases in by_file.values() for case in cases
-                for provider in [*case.providers, *(stack.row_id for stack in _stacks(config)
-                                                    if stack.provider in case.providers)]
-                for file in (snapshot_file, request_file)}
-        lanes = {stack.row_id for stack in _stacks(config)}
-        for path in sorted((root / SNAPSHOT_FOLDER).glob("*/*.json")):
-            lane = path.name.split(".")[0]
-            if path in live or ("@" in lane and lane not in lanes):  # a stack's lane this session did not run
-                continue
-            if update:
-                path.unlink()
-                if not any(path.parent.iterdir()):
-                    path.parent.rmdir()
-                _say(config, f"conformance: removed the stale snapshot {_shown_path(path, config)}")
-            else:
-                _say(config, f"conformance: stale snapshot {_shown_path(path, config)} (no such case × provider; "
-                             "pytest --snapshot-update removes it)")
 
 
 def _say(config: pytest.Config, message: str) -> None:

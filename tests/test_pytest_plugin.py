@@ -75,7 +75,7 @@ def test_a_host_process_that_runs_pytest_gets_its_gc_state_back(pytester: pytest
 
 
 def test_the_python_tools_setting_allows_them_for_the_session_only(pytester: pytest.Pytester,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CONFORMANCE_PYTHON_TOOLS", raising=False)
     _repository(pytester, ini='conformance_cases = ["cases"]\nconformance_python_tools = "allow"')
     pytester.makepyfile(test_env="import os\n\ndef test_env():\n"
@@ -160,16 +160,82 @@ def test_a_changed_request_leaves_its_snapshot_is_accepted_by_update_and_reporte
     assert "turn 1 request changed (" in gate.stdout and "openai-chat" in gate.stdout
 
 
-def test_a_stale_snapshot_is_named_and_removed_by_snapshot_update(pytester: pytest.Pytester) -> None:
+def test_a_stale_snapshot_fails_the_session_as_syrupy_does_and_update_deletes_it(
+        pytester: pytest.Pytester,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # The inner session is no xdist worker, though this test may run in one (syrupy reads the variable).
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
     root = _repository(pytester)
-    pytester.runpytest_inprocess(*PLUGIN, "--snapshot-update").assert_outcomes(passed=10)
+    created = pytester.runpytest_inprocess(*PLUGIN, "--snapshot-update")
+    created.assert_outcomes(passed=10)
+    assert "20 snapshots generated." in created.stdout.str()  # syrupy's summary counts the case snapshots
+    checked = pytester.runpytest_inprocess(*PLUGIN)
+    assert checked.ret == 0 and "20 snapshots passed." in checked.stdout.str()
+    # A case that is gone, and a mode no item has any more: both are unused snapshots.
     stale = root / "__snapshots__/renamed_case/openai-chat.json"
     stale.parent.mkdir()
-    stale.write_text("{}")
-    result = pytester.runpytest_inprocess(*PLUGIN)
-    assert "stale snapshot cases/__snapshots__/renamed_case/openai-chat.json" in result.stdout.str()
-    pytester.runpytest_inprocess(*PLUGIN, "--snapshot-update")
+    stale.write_text(json.dumps({"body": {"outcome": "answer"}}))
+    kept = root / "__snapshots__/normal/gemini.json"
+    stored = json.loads(kept.read_text())
+    kept.write_text(json.dumps({**stored, "legacy": {"outcome": "answer"}}))
+    failed = pytester.runpytest_inprocess(*PLUGIN)
+    failed.assert_outcomes(passed=10)
+    assert failed.ret == 1, failed.stdout.str()
+    assert "2 snapshots unused." in failed.stdout.str()
+    warned = pytester.runpytest_inprocess(*PLUGIN, "--snapshot-warn-unused")
+    assert warned.ret == 0 and "2 snapshots unused." in warned.stdout.str()
+    details = pytester.runpytest_inprocess(*PLUGIN, "--snapshot-details").stdout.str()
+    assert "renamed_case[openai-chat-body]" in details and "normal[gemini-legacy]" in details
+    updated = pytester.runpytest_inprocess(*PLUGIN, "--snapshot-update")
+    assert updated.ret == 0 and "2 unused snapshots deleted." in updated.stdout.str()
     assert not stale.exists() and not stale.parent.exists()
+    assert json.loads(kept.read_text()) == stored
+
+
+def test_a_case_items_snapshot_change_is_named_per_field_and_update_rewrites_it(
+        pytester: pytest.Pytester,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # The inner session is no xdist worker, though this test may run in one (syrupy reads the variable).
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
+    root = _repository(pytester)
+    pytester.runpytest_inprocess(*PLUGIN, "--snapshot-update").assert_outcomes(passed=10)
+    path = root / "__snapshots__/normal/gemini.json"
+    reviewed = json.loads(path.read_text())
+    changed = json.loads(path.read_text())
+    changed["body"]["turns"][1]["kind"] = "empty"
+    path.write_text(json.dumps(changed))
+    result = pytester.runpytest_inprocess(*PLUGIN, "-k", "gemini")
+    assert result.ret == 1
+    text = result.stdout.str()
+    assert "the classification left its snapshot cases/__snapshots__/normal/gemini.json [body]" in text
+    assert "turn 2 › kind: \"empty\" → \"text\"" in text
+    assert "2 snapshots failed." in text  # the stream entry is "same as body"
+    # Without syrupy the snapshot is still compared (nothing can be written or found unused).
+    assert pytester.runpytest_inprocess(*PLUGIN, "-p", "no:syrupy", "-k", "gemini").ret == 1
+    pytester.runpytest_inprocess(*PLUGIN, "--snapshot-update").assert_outcomes(passed=10)
+    assert json.loads(path.read_text()) == reviewed
+
+
+def test_snapshots_of_what_did_not_run_are_kept(pytester: pytest.Pytester,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    # The inner session is no xdist worker, though this test may run in one (syrupy reads the variable).
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
+    root = _repository(pytester)
+    pytester.runpytest_inprocess(*PLUGIN, "--snapshot-update").assert_outcomes(passed=10)
+    lane = root / "__snapshots__/normal/openai-chat@openai-sdk.json"
+    lane.write_text(json.dumps({"body": {"outcome": "answer"}}))  # a stack lane this session does not run
+    before = {path: path.read_bytes() for path in (root / "__snapshots__").rglob("*.json")}
+    # A deselected part of the matrix, a node id, a lane not run: none is unused.
+    for arguments in (("-k", "gemini"), ("cases/normal/case.yaml::normal[gemini-body]",), ()):
+        result = pytester.runpytest_inprocess(*PLUGIN, "--snapshot-update", *arguments)
+        assert result.ret == 0, result.stdout.str()
+        assert {path: path.read_bytes() for path in (root / "__snapshots__").rglob("*.json")} == before, arguments
+    # An adapter that raises never reached its snapshot check: its reviewed snapshots stay.
+    pytester.makepyfile(my_adapter=FAILING_ADAPTER)
+    crashed = pytester.runpytest_inprocess(*PLUGIN, "--snapshot-update", "--conformance-adapter",
+                                           "my_adapter.py:ADAPTER", "-k", "openai-chat")
+    crashed.assert_outcomes(passed=1, failed=1)
+    assert {path: path.read_bytes() for path in (root / "__snapshots__").rglob("*.json")} == before
 
 
 def test_an_adapter_exception_fails_with_its_own_traceback_and_the_row_names_turn_and_fixture(

@@ -100,26 +100,28 @@ def expected_entry(stored: Mapping[str, Any], mode: str) -> Any:
     return stored.get("body") if entry == SAME_AS_BODY else entry
 
 
+def folded(stored: Mapping[str, Any], mode: str, entry: Any) -> dict[str, Any]:
+    """``stored`` with ``entry`` as ``mode``'s: a stream entry equal to the body entry is ``"same as body"``; replacing
+    the body first spells out the entries that pointed at the old one, so the result is the same whichever mode is
+    written first (pytest-xdist workers share a file)."""
+    result = dict(stored)
+    if mode == "body":
+        result = {other: result.get("body") if value == SAME_AS_BODY else value for other, value in result.items()}
+        result["body"] = entry
+        return {other: SAME_AS_BODY if other != "body" and value == entry else value
+                for other, value in result.items()}
+    result[mode] = SAME_AS_BODY if entry == result.get("body") else entry
+    return result
+
+
 def write_entry(path: Path, mode: str, entry: dict[str, Any]) -> bool:
-    """Store ``entry`` for ``mode`` (True when the file changed). A stream entry equal to the body entry is written
-    ``"same as body"``; replacing the body first spells out the entries that pointed at the old one, so the
-    result is the same whichever mode is written first (pytest-xdist workers share the file under a lock)."""
+    """Store ``entry`` for ``mode`` (``folded``) under the file's lock; True when the file changed."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(_lock_path(path)):
         stored = read_snapshot(path) or {}
-        before = json.dumps(stored, sort_keys=True)
-        if mode == "body":
-            for other, value in list(stored.items()):
-                if other != "body" and value == SAME_AS_BODY:
-                    stored[other] = stored.get("body")
-            stored["body"] = entry
-            for other, value in list(stored.items()):
-                if other != "body" and value == entry:
-                    stored[other] = SAME_AS_BODY
-        else:
-            stored[mode] = SAME_AS_BODY if entry == stored.get("body") else entry
-        text = json.dumps(dict(sorted(stored.items())), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-        changed = json.dumps(stored, sort_keys=True) != before
+        updated = folded(stored, mode, entry)
+        text = json.dumps(dict(sorted(updated.items())), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+        changed = json.dumps(updated, sort_keys=True) != json.dumps(stored, sort_keys=True)
         if changed:
             write_atomic(path, text)
     return changed
@@ -131,40 +133,42 @@ def _lock_path(path: Path) -> str:
     return str(Path(tempfile.gettempdir()) / f"conformance-snapshot-{digest}.lock")
 
 
-def differences(old: Any, new: Any, where: tuple[str, ...] = ()) -> list[str]:
-    """Every leaf that differs, one line each, named as a reader says it (``turn 2 › kind: 'text' → 'empty'``)."""
-    if old == new:  # the common case, in C; the walk below compares leaves with == too, so it would find nothing
+def differences(old: Any, new: Any) -> list[str]:
+    """Every leaf that differs, one line each, named as a reader says it (``turn 2 › kind: 'text' → 'empty'``), in
+    the order of the tree (keys sorted). DeepDiff finds them; it is imported only when there is a difference."""
+    if old == new:  # the common case, in C
         return []
-    if isinstance(old, dict) and isinstance(new, dict):
-        lines: list[str] = []
-        for key in sorted(set(old) | set(new), key=str):
-            if key not in new:
-                lines.append(f"{_where((*where, str(key)))}: {_shown(old[key])} → (gone)")
-            elif key not in old:
-                lines.append(f"{_where((*where, str(key)))}: (new) → {_shown(new[key])}")
+    from deepdiff import DeepDiff  # noqa: PLC0415 - a third of the suite's import time, needed only here
+
+    lines = []
+    for report, levels in DeepDiff(old, new, view="tree", verbose_level=2).items():
+        for level in levels:
+            path = tuple(level.path(output_format="list"))
+            if report.endswith("_added"):
+                lines.append((path, f"{_where(path)}: (new) → {_shown(level.t2)}"))
+            elif report.endswith("_removed"):
+                lines.append((path, f"{_where(path)}: {_shown(level.t1)} → (gone)"))
             else:
-                lines += differences(old[key], new[key], (*where, str(key)))
-        return lines
-    if isinstance(old, list) and isinstance(new, list):
-        lines = []
-        for index in range(max(len(old), len(new))):
-            step = (*where[:-1], _item(where[-1] if where else "", index))
-            if index >= len(new):
-                lines.append(f"{_where(step)}: {_shown(old[index])} → (gone)")
-            elif index >= len(old):
-                lines.append(f"{_where(step)}: (new) → {_shown(new[index])}")
+                lines.append((path, f"{_where(path)}: {_shown(level.t1)} → {_shown(level.t2)}"))
+    return [line for _, line in sorted(lines, key=lambda pair: tuple((isinstance(step, int), str(step).zfill(12)
+                                                                      if isinstance(step, int) else str(step))
+                                                                     for step in pair[0]))]
+
+
+def _where(path: tuple[Any, ...]) -> str:
+    """``("turns", 1, "kind")`` → ``turn 2 › kind``; the root → ``(whole entry)``."""
+    steps: list[str] = []
+    for index, step in enumerate(path):
+        if isinstance(step, int):
+            key = path[index - 1] if index else ""
+            singular = {"turns": "turn", "calls": "call"}.get(str(key))
+            shown = f"{singular} {step + 1}" if singular else f"{key}[{step}]"
+            if steps:
+                steps[-1] = shown
             else:
-                lines += differences(old[index], new[index], step)
-        return lines
-    return [] if old == new else [f"{_where(where)}: {_shown(old)} → {_shown(new)}"]
-
-
-def _item(key: str, index: int) -> str:
-    singular = {"turns": "turn", "calls": "call"}.get(key)
-    return f"{singular} {index + 1}" if singular else f"{key}[{index}]"
-
-
-def _where(steps: tuple[str, ...]) -> str:
+                steps.append(shown)
+        else:
+            steps.append(str(step))
     return " › ".join(steps) or "(whole entry)"
 
 

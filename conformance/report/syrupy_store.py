@@ -1,0 +1,294 @@
+"""The case items' snapshots, stored and compared through syrupy (docs/report.md, "Snapshots").
+
+The files stay where and as a reviewer reads them: ``<cases>/__snapshots__/<case>/<lane>.json`` (the classification)
+and ``<lane>.requests.json`` (the requests, whole), one key per mode, a stream entry equal to the body written
+``"same as body"``. Each case × lane × mode is one syrupy snapshot, named after its item (``normal[gemini-body]``) and
+kept as its mode's key, so syrupy's own behaviour applies to case items as to a user's syrupy tests: a snapshot no
+item uses fails the session (``--snapshot-warn-unused`` makes it a warning), ``--snapshot-update`` writes and deletes,
+``--snapshot-details`` lists, and the summary line counts them.
+
+Syrupy relates a test to its snapshot files through the test's file (``syrupy.location.PyTestLocation``); a case
+item's file is ``case.yaml``, so syrupy is shown ``SyrupyNode``, a face of the item whose path is the case's own
+snapshot folder. The seams used are syrupy 7's: ``AbstractSyrupyExtension`` (several snapshots per file, as its Amber
+extension keeps them), ``SnapshotAssertion`` built for the item, and the session's item filter (``pytest_plugin``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from filelock import FileLock
+from syrupy.assertion import SnapshotAssertion
+from syrupy.constants import SNAPSHOT_EMPTY_COLLECTION_KEY, SNAPSHOT_UNKNOWN_COLLECTION_KEY
+from syrupy.data import Snapshot, SnapshotCollection, SnapshotCollections
+from syrupy.exceptions import SnapshotDoesNotExist, TaintedSnapshotError
+from syrupy.extensions.base import AbstractSyrupyExtension
+from syrupy.location import PyTestLocation
+
+from conformance.report.files import write_atomic
+from conformance.report.snapshot import SAME_AS_BODY, SNAPSHOT_FOLDER, differences, folded
+
+VIRTUAL_SUFFIX = ".case"
+"""The face's file is ``<cases>/__snapshots__/<case>/<case>.case`` (never written): its stem is the case id."""
+LANES_KEY = pytest.StashKey[frozenset[str]]()
+"""The stack lanes this session runs (the plugin sets it): a lane's files are judged only when its lane ran."""
+NODE_IDS_KEY = pytest.StashKey[bool]()
+"""Set when node ids inside a cases folder were asked for: syrupy cannot tell which sibling modes were meant."""
+_PSEUDO = {SNAPSHOT_EMPTY_COLLECTION_KEY, SNAPSHOT_UNKNOWN_COLLECTION_KEY}
+
+
+def _text(value: Any) -> str:
+    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def _mode_of(name: str) -> str:
+    """``normal[gemini-stream]`` → ``stream`` (a mode holds no ``-``)."""
+    return name[:-1].rsplit("-", 1)[1]
+
+
+def _site(location: PyTestLocation) -> tuple[Path, str, str] | None:
+    """(snapshot folder, case id, lane) of a case item's face; None for any other test. Read from what survives
+    syrupy's trip between xdist processes: the path and the test's name."""
+    path = Path(location.filepath)
+    case = path.parent.name
+    if path.name != f"{case}{VIRTUAL_SUFFIX}" or path.parent.parent.name != SNAPSHOT_FOLDER:
+        return None
+    name = str(location.testname)
+    if not (name.startswith(f"{case}[") and name.endswith("]")):
+        return None
+    return path.parent.parent, case, name[len(case) + 1:-1].rsplit("-", 1)[0]
+
+
+def _lock(path: Path) -> FileLock:
+    """A lock outside the user's tree (nothing to commit by accident), one per snapshot file."""
+    digest = hashlib.sha256(str(path.resolve()).encode("utf-8", "surrogateescape")).hexdigest()[:24]
+    return FileLock(str(Path(tempfile.gettempdir()) / f"conformance-snapshot-{digest}.lock"))
+
+
+def _load(path: Path) -> dict[str, Any] | None:
+    """The stored entries by mode; None without a file; ValueError when the file is not a snapshot."""
+    try:
+        stored = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    if not isinstance(stored, dict):
+        raise ValueError("not an object of modes")
+    return stored
+
+
+def _store(path: Path, stored: dict[str, Any]) -> None:
+    if stored:
+        write_atomic(path, _text(dict(sorted(stored.items()))))
+    else:
+        path.unlink(missing_ok=True)
+
+
+class CaseSnapshotExtension(AbstractSyrupyExtension):
+    """The classification snapshots, ``<lane>.json``."""
+
+    suffix = ".json"
+    file_extension = "json"
+    snapshot_dirname = SNAPSHOT_FOLDER  # its own: --snapshot-dirname rebinds only syrupy's base class
+    write_immediately = True  # each item merges its key into the shared file at once, under the file's lock
+
+    @classmethod
+    def dirname(cls, *, test_location: PyTestLocation) -> str:
+        """The case's snapshot folder; for anyone else's test, a folder that is never there."""
+        site = _site(test_location)
+        if site is None:
+            return str(Path(test_location.filepath).parent / SNAPSHOT_FOLDER / "__conformance__")
+        return str(site[0] / site[1])
+
+    @classmethod
+    def discovery_dirname(cls, *, test_location: PyTestLocation) -> str:
+        """``<cases>/__snapshots__``: the files of a case that is gone are found too."""
+        site = _site(test_location)
+        if site is None:
+            return str(Path(cls.dirname(test_location=test_location)) / "none")
+        return str(site[0])
+
+    @classmethod
+    def get_location(cls, *, test_location: PyTestLocation, index: Any) -> str:
+        """``<cases>/__snapshots__/<case>/<lane><suffix>``."""
+        site = _site(test_location)
+        assert site is not None, "only case items store snapshots here"
+        return str(site[0] / site[1] / f"{site[2]}{cls.suffix}")
+
+    @classmethod
+    def get_snapshot_name(cls, *, test_location: PyTestLocation, index: Any = 0) -> str:
+        """The item's name: one snapshot per item and file."""
+        return str(test_location.snapshot_name)
+
+    @classmethod
+    def matches_test_location(cls, *, test_location: PyTestLocation, snapshot_location: str) -> bool:
+        """An item owns exactly its two files."""
+        return _site(test_location) is not None and \
+            Path(cls.get_location(test_location=test_location, index=0)) == Path(snapshot_location)
+
+    def is_snapshot_location(self, *, location: str) -> bool:
+        """A file of this extension's suffix and of no longer one (``.json`` is not ``.requests.json``)."""
+        name = Path(location).name
+        return name.endswith(self.suffix) and not any(
+            name.endswith(other.suffix) for other in EXTENSIONS if len(other.suffix) > len(self.suffix))
+
+    def owns_snapshot_collection(self, *, filepath: str, test_location: PyTestLocation) -> bool:
+        """Files one level below ``<cases>/__snapshots__``; a stack lane's only when this session runs that lane."""
+        site = _site(test_location)
+        path = Path(filepath)
+        if site is None or path.parent.parent != site[0] or not self.is_snapshot_location(location=filepath):
+            return False
+        lane = path.name[: -len(self.suffix)]
+        config = getattr(test_location.item, "config", None)
+        return "@" not in lane or config is None or lane in config.stash.get(LANES_KEY, frozenset())
+
+    def discover_snapshots(self, *, test_location: PyTestLocation,
+                           ignore_extensions: list[str] | None = None) -> SnapshotCollections:
+        """Syrupy's walk, except when node ids chose single items (their sibling modes would read as unused)."""
+        config = getattr(test_location.item, "config", None)
+        if config is not None and config.stash.get(NODE_IDS_KEY, False):
+            return SnapshotCollections()
+        return super().discover_snapshots(test_location=test_location, ignore_extensions=ignore_extensions)
+
+    def read_snapshot_collection(self, *, snapshot_location: str) -> SnapshotCollection:
+        """One snapshot per mode the file holds; an unreadable file holds none (unused unless an item rewrites it)."""
+        path = Path(snapshot_location)
+        case, lane = path.parent.name, path.name[: -len(self.suffix)]
+        collection = SnapshotCollection(location=snapshot_location)
+        try:
+            stored = _load(path) or {}
+        except ValueError:
+            stored = {}
+        for mode in stored:
+            collection.add(Snapshot(name=f"{case}[{lane}-{mode}]"))
+        return collection
+
+    def read_snapshot_data_from_location(self, *, snapshot_location: str, snapshot_name: str,
+                                         session_id: str) -> str | None:
+        """The entry of the name's mode, ``"same as body"`` resolved; a file that is not a snapshot is tainted
+        (``--snapshot-update`` rewrites it)."""
+        try:
+            stored = _load(Path(snapshot_location))
+        except ValueError:
+            raise TaintedSnapshotError(snapshot_data=None) from None
+        if stored is None:
+            return None
+        entry = stored.get(_mode_of(snapshot_name))
+        if entry == SAME_AS_BODY:
+            entry = stored.get("body")
+        return None if entry is None else _text(entry)
+
+    def serialize(self, data: Any, **kwargs: Any) -> str:
+        """Canonical JSON text: equal entries give equal text."""
+        return _text(data)
+
+    def diff_lines(self, serialized_data: Any, snapshot_data: Any) -> Iterator[str]:
+        """Per field, as the items' own messages say it."""
+        yield from differences(json.loads(str(snapshot_data) or "null"), json.loads(str(serialized_data) or "null"))
+
+    @classmethod
+    def write_snapshot_collection(cls, *, snapshot_collection: SnapshotCollection,
+                                  name_order: Any = None) -> None:
+        """Merge each mode into the shared file, folding a stream equal to the body (``snapshot.folded``)."""
+        path = Path(snapshot_collection.location)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with _lock(path):
+            try:
+                stored = _load(path) or {}
+            except ValueError:
+                stored = {}
+            for snapshot in snapshot_collection:
+                stored = folded(stored, _mode_of(snapshot.name), json.loads(str(snapshot.data)))
+            _store(path, stored)
+
+    def delete_snapshots(self, *, snapshot_location: str, snapshot_names: set[str]) -> None:
+        """Drop the modes named; a file left empty (or unreadable) goes."""
+        path = Path(snapshot_location)
+        with _lock(path):
+            try:
+                stored = _load(path) or {}
+            except ValueError:
+                stored = {}
+            for mode in {_mode_of(name) for name in snapshot_names if name not in _PSEUDO}:
+                if mode == "body":  # spell out the entries that pointed at it first
+                    stored = {other: stored.get("body") if value == SAME_AS_BODY else value
+                              for other, value in stored.items()}
+                stored.pop(mode, None)
+            _store(path, stored)
+
+
+class RequestSnapshotExtension(CaseSnapshotExtension):
+    """The request snapshots, ``<lane>.requests.json``."""
+
+    suffix = ".requests.json"
+
+
+EXTENSIONS = (CaseSnapshotExtension, RequestSnapshotExtension)
+
+
+class _Obj:
+    """What ``PyTestLocation`` reads of a test's function: its module and name."""
+
+    def __init__(self, module: str, name: str) -> None:
+        self.__module__ = module
+        self.__name__ = name
+
+
+class SyrupyNode:
+    """A case item as syrupy sees it: its node id (run status, selection), its name (the snapshot names) and a path in
+    the case's snapshot folder, whose stem is the case id, so that syrupy relates the item to ``<case>/*``."""
+
+    def __init__(self, item: Any) -> None:
+        self.nodeid = item.nodeid
+        self.name = item.name
+        self.path = item.root / SNAPSHOT_FOLDER / item.case.id / f"{item.case.id}{VIRTUAL_SUFFIX}"
+        self.obj = _Obj(__name__, item.case.id)
+        self.stash = item.stash
+        self.config = item.config
+
+
+class NoSyrupy:
+    """What an assertion needs of a session when syrupy is not loaded (``-p no:syrupy``): compare, never write."""
+
+    def register_request(self, assertion: Any) -> None:
+        """Nothing is discovered: no unused-snapshot check without syrupy."""
+
+    def recall_snapshot(self, extension: Any, test_location: Any, index: Any) -> Any:
+        """Read the stored entry."""
+        return extension.read_snapshot(test_location=test_location, index=index, session_id="no-syrupy")
+
+    def queue_snapshot_write(self, **_: Any) -> None:
+        """Never reached: updating needs syrupy's --snapshot-update."""
+        raise RuntimeError("--snapshot-update needs syrupy")
+
+
+def check(item: Any, extension: type[CaseSnapshotExtension], entry: Any, what: str, shown: Any) -> list[str]:
+    """Compare one item's ``entry`` with its reviewed snapshot through syrupy (``--snapshot-update`` writes it): the
+    failure lines, per field; none when it matches. ``shown`` turns a path into what the message names."""
+    option = item.config.option
+    assertion = SnapshotAssertion(
+        session=getattr(item.config, "_syrupy", None) or NoSyrupy(),  # type: ignore[arg-type]
+        extension_class=extension,
+        test_location=PyTestLocation(item.syrupy_node),
+        update_snapshots=getattr(option, "update_snapshots", False),
+        update_new_snapshots_only=getattr(option, "update_new_snapshots_only", False),
+    )
+    if assertion == entry:
+        return []
+    result = assertion.executions[0]
+    where = shown(Path(str(result.snapshot_location)))
+    if isinstance(result.exception, TaintedSnapshotError):
+        return [f"{where} is not a snapshot file: run pytest --snapshot-update to write it again"]
+    if result.exception is not None and not isinstance(result.exception, SnapshotDoesNotExist):
+        raise result.exception
+    if result.recalled_data is None:
+        return [f"no reviewed {what} snapshot for {item.mode} in {where}: run pytest --snapshot-update, review "
+                "the new file and commit it"]
+    lines = differences(json.loads(str(result.recalled_data)), entry)
+    return [f"the {what} left its snapshot {where} [{item.mode}] (review, then accept with pytest "
+            "--snapshot-update):", *(f"  {line}" for line in lines)]
