@@ -24,6 +24,7 @@ from conformance.engine.cases import CASE_FILE, WORLD_FILE, Case, base_provider,
 from conformance.engine.fixtures import fixture_files
 from conformance.engine.pytool import ALLOW_ENV, ALLOW_VALUE
 from conformance.engine.registry import select_adapters
+from conformance.engine.rows import Mode, Row
 from conformance.engine.runner import modes_for, run_case_with_requests
 from conformance.engine.sanitize import terminal_safe
 from conformance.engine.settings import required, rooted
@@ -381,7 +382,7 @@ class CaseFailed(Exception):
 class CaseItem(pytest.Item):
     """One case × provider × mode as a pytest item."""
 
-    def __init__(self, *, case: Case, provider: str, mode: str, root: Path, **kwargs: Any) -> None:
+    def __init__(self, *, case: Case, provider: str, mode: Mode, root: Path, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.case, self.provider, self.mode, self.root = case, provider, mode, root
         self.syrupy_node = SyrupyNode(self)
@@ -396,6 +397,7 @@ class CaseItem(pytest.Item):
         if error is not None:
             self.stash[_UNCHECKED_KEY] = True  # its snapshots were not checked: kept, as a skipped test's
             detail = row["error"]
+            assert detail is not None  # a row the adapter broke records where
             error.add_note(f"conformance: case {self.case.id} [{self.provider}, {self.mode}], turn {detail['turn']} "
                            f"({detail['phase']})" + (f", fixture {detail['fixture']}" if detail["fixture"] else ""))
             raise error
@@ -407,7 +409,7 @@ class CaseItem(pytest.Item):
         if messages:
             raise CaseFailed("\n".join(messages))
 
-    def _run(self) -> tuple[dict[str, Any], Exception | None, list[dict[str, Any]]]:
+    def _run(self) -> tuple[Row, Exception | None, list[dict[str, Any]]]:
         return run_case_with_requests(self.case, self.provider, _adapters(self.config)[base_provider(self.provider)],
                                       self.mode)
 
@@ -431,7 +433,7 @@ class StackItem(CaseItem):
         super().__init__(**kwargs)
         self.stack = stack
 
-    def _run(self) -> tuple[dict[str, Any], Exception | None, list[dict[str, Any]]]:
+    def _run(self) -> tuple[Row, Exception | None, list[dict[str, Any]]]:
         why = self.stack.skip_reason()
         if why:
             pytest.skip(f"stack {self.stack.row_id}: {why}")
@@ -496,8 +498,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int | pytest.ExitC
         # An xdist worker hands its rows, and the fixture files they ran on, to the controller; only the controller
         # writes files.
         workeroutput[_WORKER_ROWS] = json.dumps(rows)
-        ran = [{"case": case, "provider": provider} for case, provider in config.stash.get(_RAN_KEY, set())]
-        workeroutput[_WORKER_FILES] = json.dumps(_fixture_files(config, ran))
+        ran: set[tuple[str, str]] = config.stash.get(_RAN_KEY, set())
+        workeroutput[_WORKER_FILES] = json.dumps(_fixture_files(config, sorted(ran)))
         if _SHARD_KEY in config.stash:
             workeroutput[_WORKER_SHARD] = json.dumps(config.stash[_SHARD_KEY])
         return
@@ -520,7 +522,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int | pytest.ExitC
     parsed = [json.loads(row) for row in rows]
     providers = sorted({row["provider"] for row in parsed})
     # The controller of an xdist session collected nothing: its workers sent the fixture files with the rows.
-    files = config.stash[_FILES_KEY] if _FILES_KEY in config.stash else _fixture_files(config, parsed)
+    files = config.stash[_FILES_KEY] if _FILES_KEY in config.stash else _fixture_files(config, [
+        (row["case"], row["provider"]) for row in parsed])
     try:
         write_reports(build_report(parsed, providers, _stacks(config), files, shard, _selection(config)),
                       config.rootpath / directory)
@@ -530,11 +533,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int | pytest.ExitC
         session.exitstatus = pytest.ExitCode.USAGE_ERROR
 
 
-def _fixture_files(config: pytest.Config, rows: list[dict[str, Any]]) -> dict[str, str]:
-    """The fixture files behind ``rows`` (their case and provider), from the cases this process collected."""
+def _fixture_files(config: pytest.Config, ran: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """The fixture files behind the (case, lane) pairs that ran, from the cases this process collected."""
     cases = [case for by_file in config.stash.get(_CASES_KEY, {}).values() for loaded in by_file.values()
              for case in loaded]
-    return fixture_files(cases, rows)
+    return fixture_files(cases, ran)
 
 
 def _say(config: pytest.Config, message: str) -> None:

@@ -14,8 +14,9 @@ import urllib.parse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from conformance.engine.rows import MODES, Mode
 from conformance.errors import InputError, Problem
-from conformance.replay.modes import MODES
+from conformance.replay.modes import MODES as RECORD_MODES
 
 if TYPE_CHECKING:
     from conformance.engine.cases import Case
@@ -36,7 +37,7 @@ def add_parser(commands: Any) -> None:
     record.add_argument("--upstream", action="append", default=[], metavar="PROVIDER=URL",
                         help="where the provider's requests go, e.g. openai-chat=https://api.openai.com "
                              "({case}, {provider}, {mode} are filled in)")
-    record.add_argument("--record-mode", choices=MODES, default="once",
+    record.add_argument("--record-mode", choices=RECORD_MODES, default="once",
                         help="none: replay only; once: record a provider with no turns yet (default); "
                              "new_episodes: record the turns beyond the recorded ones; all: record everything again")
     record.add_argument("--mode", action="append", choices=("body", "stream"), default=[],
@@ -104,7 +105,7 @@ def run(arguments: argparse.Namespace) -> int:
                                   f"pass --upstream {missing[0]}=URL (the vendor's API base)")])
     cases = {case.id: case for case in load_cases(config.roots, known_providers=select_adapters(None,
                                                                                                    config.adapters))}
-    modes = tuple(mode for mode in ("body", "stream") if mode in arguments.mode or not arguments.mode)
+    modes = tuple(mode for mode in MODES if mode in arguments.mode or not arguments.mode)
     chosen = [cases[case_id] for case_id in _case_ids(arguments.case, cases)]
     if arguments.model:
         chosen = [dataclasses.replace(case, task=dataclasses.replace(case.task, model=arguments.model))
@@ -134,12 +135,13 @@ def promote(arguments: argparse.Namespace) -> int:
 
 
 def record_cases(cases: list[Case], provider: str, upstreams: dict[str, str], record_mode: str,
-                 modes: tuple[str, ...] = ("body", "stream"), stack_spec: str | None = None,
+                 modes: tuple[Mode, ...] = MODES, stack_spec: str | None = None,
                  variant: str | None = None) -> list[str]:
     """Record each case's ``provider`` turns through the stack and the proxy, write them (all or nothing per
     provider folder; a ``variant`` into ``<provider>~<variant>/``), and return one line per case saying what was
     written."""
-    from conformance.engine.cases import VARIANT, ProviderFixtures
+    from conformance.engine.cases import ProviderFixtures
+    from conformance.engine.rows import VARIANT
     from conformance.replay.record import write_fixtures
 
     stack = _stack(stack_spec, provider)
@@ -174,12 +176,12 @@ def unexpected_errors(case: Case, provider: str, staged: list[Staged]) -> list[s
     (redacted): such a recording must never replace what is there (docs/record.md). An error turn is expected when
     the provider's adapter reads it as the kind the case expects of that turn (and, for the last turn, with the
     reason or source the case names): a 401 where the case expects a rate limit is not; a redirect never is."""
-    from conformance.engine.cases import VARIANT
     from conformance.engine.registry import builtin_adapters
+    from conformance.engine.rows import Lane
     from conformance.replay.hygiene import redact
 
     expected = case.expectation_for(provider)
-    adapter = builtin_adapters().get(provider.split(VARIANT, 1)[0])
+    adapter = builtin_adapters().get(Lane.parse(provider).provider)
     kinds = expected.turns or ()
     problems = []
     for item in staged:
@@ -231,7 +233,7 @@ def credentials_for(provider: str, upstream: str) -> dict[str, KeySwap]:
                               credential.template.format(value) if value is not None else None, missing)}
 
 
-def _record_one(case: Case, provider: str, stack: Any, modes: tuple[str, ...], upstreams: dict[str, str],
+def _record_one(case: Case, provider: str, stack: Any, modes: tuple[Mode, ...], upstreams: dict[str, str],
                 record_mode: str) -> list[Staged]:
     from conformance.engine.registry import builtin_adapters
     from conformance.replay.hygiene import redact
@@ -288,7 +290,8 @@ def _promote(name: str, provider: str, cases: list[Case]) -> None:
     """Make a variant the provider's fixtures, case by case: ``<provider>/`` → ``<provider>~before-<variant>/``,
     then ``<provider>~<variant>/`` → ``<provider>/``. Every case is checked before any folder moves, and a move that
     fails puts back the ones already made."""
-    from conformance.engine.cases import VARIANT, VARIANT_NAME
+    from conformance.engine.cases import VARIANT_NAME
+    from conformance.engine.rows import VARIANT
 
     kept_name = f"before-{name}"
     if not VARIANT_NAME.fullmatch(kept_name):
@@ -333,7 +336,7 @@ def _promotable(case: Case, folder: Path, provider: str, variant: str, kept: Pat
     """Why a case's variant cannot be promoted, or None: the provider must be listed and recorded in its own folder
     (turns listed inline in case.yaml would not be replaced), the variant recorded, the name for the old folder
     free."""
-    from conformance.engine.cases import VARIANT
+    from conformance.engine.rows import Lane
 
     own = folder / provider
     turns = case.providers.get(provider)
@@ -342,7 +345,7 @@ def _promotable(case: Case, folder: Path, provider: str, variant: str, kept: Pat
                        f"add `{provider}: {{}}` under providers: first")
     if not (folder / variant).is_dir() or variant not in case.providers:
         return Problem(str(folder / variant), None, "no such variant folder",
-                       f"record it first: conformance record --variant {variant.split(VARIANT, 1)[1]} ...")
+                       f"record it first: conformance record --variant {Lane.parse(variant).variant} ...")
     files = [path for turn in turns.turns for path in (turn.body_path, turn.stream, turn.error_path)
              if path is not None]
     if not own.is_dir() or any(own.resolve() not in path.resolve().parents for path in files) \

@@ -87,8 +87,8 @@ def run(arguments: argparse.Namespace) -> int:
     rows += stack_rows
     selection = {name: value for name, value in (("case", arguments.case), ("keyword", arguments.keyword),
                                                  ("mode", arguments.mode), ("provider", arguments.provider)) if value}
-    report = build_report(rows, columns(list(adapters), items) + lanes, stacks, fixture_files(cases, rows), shard,
-                          selection)
+    files = fixture_files(cases, [(row["case"], row["provider"]) for row in rows])
+    report = build_report(rows, columns(list(adapters), items) + lanes, stacks, files, shard, selection)
     written = write_reports(report, config.report_dir)
     markdown = render_markdown(report)
     print(terminal_safe(markdown if arguments.verbose else render_summary(report)))

@@ -12,6 +12,7 @@ from typing import Any
 from conformance.engine.fixtures import RecordedTurn, conventional_turns, forget_folders, load_turn, shown_path
 from conformance.engine.pytool import PythonTool, python_tool_problem
 from conformance.engine.registry import BUILTIN
+from conformance.engine.rows import VARIANT, Lane
 from conformance.engine.schemas import schema_definition_problems, schema_errors
 from conformance.engine.world import Principal, World
 from conformance.engine.yamlfile import MAX_FILE_BYTES, escape_pointer, line_for, load_yaml
@@ -160,15 +161,12 @@ def _load_world(root: Path, problems: list[Problem], max_file_bytes: int) -> Wor
     return World.from_document(document, loaded.__getitem__)
 
 
-VARIANT = "~"
-"""Between a provider id and a model variant's name: ``openai-chat~gpt-5.5-mini`` (docs/record.md, "Model
-variants")."""
 VARIANT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 
 def base_provider(provider: str) -> str:
     """The provider id of a fixture set: ``openai-chat`` for ``openai-chat~gpt-5.5-mini`` (its variant)."""
-    return provider.split(VARIANT, 1)[0]
+    return Lane.parse(provider).provider
 
 
 def _variant_folders(case_path: Path, provider: str) -> list[str]:

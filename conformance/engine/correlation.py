@@ -11,6 +11,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from conformance.engine.rows import Correlation
 from conformance.kit.adapter import Adapter, RequestParts
 from conformance.kit.types import ModelResponse
 
@@ -22,7 +23,7 @@ def _canonical(value: Any) -> str:
 def check_correlation(
     adapter: Adapter, requests: Sequence[dict[str, Any]], responses: Sequence[ModelResponse],
     parts: Sequence[RequestParts] | None = None, wire: Sequence[ModelResponse] | None = None,
-) -> dict[str, Any]:
+) -> Correlation:
     """Every correlation rule checked on the requests an adapter built and the responses it read. ``parts``: the
     requests as the adapter reads them, when the caller has read them already (the request checks read the same).
     ``wire``: for a real client's requests, the adapter's own reading of each turn the client was served; the calls
@@ -51,14 +52,9 @@ def check_correlation(
         new_results = list(current.results[len(previous.results):])
         results += len(new_results)
         matched += _match(turn, called[index - 1], new_results, problems)
-    return {
-        "calls": calls,
-        "results": results,
-        "matched": matched,
-        "ids_unique": len(ids) == len(set(ids)),
-        "synthesized_ids": sum(call.synthesized_id for response in responses for call in response.calls),
-        "problems": problems,
-    }
+    return Correlation(calls=calls, results=results, matched=matched, ids_unique=len(ids) == len(set(ids)),
+                       synthesized_ids=sum(call.synthesized_id for response in responses for call in response.calls),
+                       problems=problems)
 
 
 def _match(turn: int, response: ModelResponse, new_results: list[tuple[str | None, str | None]],

@@ -7,12 +7,13 @@ import hashlib
 import os
 import re
 import stat
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from conformance.engine.files import read_regular_file
+from conformance.engine.rows import Lane, Mode
 from conformance.errors import InputError
 from conformance.kit.http import lower_headers
 from conformance.kit.jsontext import parse_json
@@ -38,7 +39,7 @@ class RecordedTurn:
     error_path: Path | None = None
     """The ``turnN.error.json`` file an HTTP error turn came from (status, headers and body in one file)."""
 
-    def replayable(self, mode: str) -> bool:
+    def replayable(self, mode: Mode) -> bool:
         """Whether this turn can be replayed in ``mode``; an HTTP error fails before any body or stream."""
         if self.status >= 400:
             return True
@@ -253,10 +254,10 @@ def conventional_turns(case_path: Path, provider: str, pointer: str, problem: An
     return [found[number] for number in numbers]
 
 
-def fixture_files(cases: Sequence[Any], rows: list[dict[str, Any]]) -> dict[str, str]:
-    """The fixture files the rows ran on: each file's path as reports show it (from the cases folder's name down)
-    and the SHA-256 of its bytes."""
-    ran = {(row["case"], row["provider"].split("@")[0]) for row in rows}
+def fixture_files(cases: Sequence[Any], ran: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """The fixture files the (case id, lane) pairs ran on: each file's path as reports show it (from the cases
+    folder's name down) and the SHA-256 of its bytes."""
+    ran = {(case, Lane.parse(lane).fixtures) for case, lane in ran}
     files: dict[str, Path] = {}
     for case in cases:
         for provider, fixtures in case.providers.items():

@@ -15,6 +15,7 @@ from conformance.engine.cases import Case
 from conformance.engine.classify import classify_response
 from conformance.engine.evidence import verify_text
 from conformance.engine.fixtures import RecordedTurn
+from conformance.engine.rows import Mode
 from conformance.engine.schemas import compiled
 from conformance.engine.world import Receipt
 from conformance.errors import InputError, Problem
@@ -56,7 +57,7 @@ class LoopRun:
     fixture: str = ""
 
 
-def replay_turn(adapter: Adapter, recorded: RecordedTurn, mode: str) -> tuple[ModelResponse, dict[str, Any] | None]:
+def replay_turn(adapter: Adapter, recorded: RecordedTurn, mode: Mode) -> tuple[ModelResponse, dict[str, Any] | None]:
     """One recorded turn through the adapter: an HTTP error by status, else the stream or the body."""
     if mode == "stream" and recorded.status < 400 and recorded.stream is not None:
         if adapter.assemble_stream is None:
@@ -73,7 +74,7 @@ the client sent."""
 
 
 def run_loop(case: Case, provider: str, adapter: Adapter, turns: tuple[RecordedTurn, ...],
-             mode: str = "body", run: LoopRun | None = None, respond: Respond | None = None) -> LoopRun:
+             mode: Mode = "body", run: LoopRun | None = None, respond: Respond | None = None) -> LoopRun:
     """Replay ``turns`` through ``adapter`` as the bounded tool loop would run, and say what the business got.
 
     ``run`` (optional) is filled in as the loop goes, so a caller still has the turns done, the turn in progress
@@ -104,7 +105,7 @@ def run_loop(case: Case, provider: str, adapter: Adapter, turns: tuple[RecordedT
 class _Loop:
     """One loop's state; each step returns True when the loop ends there."""
 
-    def __init__(self, case: Case, provider: str, adapter: Adapter, turns: tuple[RecordedTurn, ...], mode: str,
+    def __init__(self, case: Case, provider: str, adapter: Adapter, turns: tuple[RecordedTurn, ...], mode: Mode,
                  run: LoopRun) -> None:
         self.case, self.provider, self.adapter, self.turns, self.mode = case, provider, adapter, turns, mode
         self.run = run

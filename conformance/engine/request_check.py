@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from conformance.engine.rows import Mode
 from conformance.errors import InputError, Problem
 from conformance.kit.adapter import (
     FORCING_CHOICES,
@@ -328,7 +329,7 @@ def check_sent(adapter: Adapter, task: Task, request: Any) -> list[str]:
     return _prefix_problems(task, _Spelled.of(task), parts.sent, conversation)
 
 
-def recorded_request_problems(adapter: Adapter, case_path: str, provider: str, mode: str,
+def recorded_request_problems(adapter: Adapter, case_path: str, provider: str, mode: Mode,
                               parts: Sequence[RequestParts]) -> list[str]:
     """Each request the adapter built, against the request recorded beside the same turn (``conformance record``
     stores it as ``<provider>/requests/turnN.<mode>.json``, docs/record.md): both read by the adapter, the static

@@ -3,24 +3,25 @@
 from __future__ import annotations
 
 import traceback
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from conformance.engine.cases import Case, Expectation
 from conformance.engine.correlation import check_correlation
 from conformance.engine.loop import LoopRun, Respond, replay_turn, run_loop
 from conformance.engine.request_check import check_requests, recorded_request_problems
+from conformance.engine.rows import Correlation, Lane, Mode, Row, RowError, Turn
 from conformance.engine.sanitize import report_safe
 from conformance.errors import InputError
 from conformance.kit.adapter import Adapter
 from conformance.kit.types import USAGE_FIELDS, ModelResponse
 
 
-def modes_for(case: Case, provider: str, adapter: Adapter) -> list[str]:
+def modes_for(case: Case, provider: str, adapter: Adapter) -> list[Mode]:
     """The modes a case × provider can be replayed in: every turn must have what the mode needs."""
     turns = case.providers[provider].turns
-    modes = []
+    modes: list[Mode] = []
     if all(turn.replayable("body") for turn in turns):
         modes.append("body")
     streamed = any(turn.stream is not None for turn in turns)
@@ -29,14 +30,14 @@ def modes_for(case: Case, provider: str, adapter: Adapter) -> list[str]:
     return modes
 
 
-def run_case(case: Case, provider: str, adapter: Adapter, mode: str = "body") -> dict[str, Any]:
+def run_case(case: Case, provider: str, adapter: Adapter, mode: Mode = "body") -> Row:
     """One report row. Wire values enter the report here, so the row is made report-safe here (no lone
     surrogate, no non-finite number: ``conformance.engine.sanitize``)."""
     return run_case_keeping_error(case, provider, adapter, mode)[0]
 
 
 def run_case_keeping_error(case: Case, provider: str, adapter: Adapter,
-                           mode: str = "body") -> tuple[dict[str, Any], Exception | None]:
+                           mode: Mode = "body") -> tuple[Row, Exception | None]:
     """The report row, and the exception the adapter raised (None when it raised nothing), so a test runner can
     re-raise it with its traceback. The row records the turn, what the loop was doing, the fixture and the last
     frames of the traceback."""
@@ -45,7 +46,7 @@ def run_case_keeping_error(case: Case, provider: str, adapter: Adapter,
 
 
 def run_case_with_requests(case: Case, provider: str, adapter: Adapter,
-                           mode: str = "body") -> tuple[dict[str, Any], Exception | None, list[dict[str, Any]]]:
+                           mode: Mode = "body") -> tuple[Row, Exception | None, list[dict[str, Any]]]:
     """The report row, the adapter's exception (or None), and every request the adapter built, whole (the report
     keeps a reading of each; the request snapshots keep them whole)."""
     run = LoopRun()
@@ -53,9 +54,9 @@ def run_case_with_requests(case: Case, provider: str, adapter: Adapter,
     return report_safe(row), error, run.requests
 
 
-def run_lane(case: Case, provider: str, adapter: Adapter, mode: str, respond: Respond, row_provider: str,
+def run_lane(case: Case, provider: str, adapter: Adapter, mode: Mode, respond: Respond, row_provider: str,
              stack: str, difference: Expectation | None = None
-             ) -> tuple[dict[str, Any], Exception | None, list[dict[str, Any]]]:
+             ) -> tuple[Row, Exception | None, list[dict[str, Any]]]:
     """A row whose calls a real client makes (``respond``, a stack's lane): ``adapter`` reads what it sent;
     ``difference`` is the stack's declared expectation for this row, when its client honestly differs."""
     run = LoopRun()
@@ -63,21 +64,16 @@ def run_lane(case: Case, provider: str, adapter: Adapter, mode: str, respond: Re
     return report_safe(row), error, run.requests
 
 
-def _run_case(case: Case, provider: str, adapter: Adapter, mode: str, run: LoopRun, respond: Respond | None = None,
+def _run_case(case: Case, provider: str, adapter: Adapter, mode: Mode, run: LoopRun, respond: Respond | None = None,
               row_provider: str | None = None, stack: str = "raw",
-              difference: Expectation | None = None) -> tuple[dict[str, Any], Exception | None]:
+              difference: Expectation | None = None) -> tuple[Row, Exception | None]:
     fixtures = case.providers[provider]
     expectation = difference or case.expectation_for(provider)
-    row: dict[str, Any] = {
-        "case": case.id,
-        "scenario": case.scenario,
-        "title": case.title,
-        "provider": row_provider or provider,
-        "stack": stack,
-        "mode": mode,
-        "expected": _expected(expectation),
-        "override": {"why": expectation.why} if expectation.why else None,
-    }
+    row = Row(case=case.id, scenario=case.scenario, title=case.title, provider=row_provider or provider, stack=stack,
+              mode=mode, expected=_expected(expectation),
+              override={"why": expectation.why} if expectation.why else None,
+              outcome="error", detail=None, passed=False, failures=[], turns=[], correlation=None, usage=None,
+              receipts=[], leaks=[], world_writes=[], error=None)
     try:
         run_loop(case, provider, adapter, fixtures.turns, mode, run, respond)
         # The checks call the adapter's readers (and its build, once more): their exceptions are the adapter's too.
@@ -103,39 +99,29 @@ def _run_case(case: Case, provider: str, adapter: Adapter, mode: str, run: LoopR
     failures = _failures(expectation.outcome, expectation.turns, run, turns, correlation)
     failures.extend(request_failures)
     failures.extend(_detail_failures(expectation, turns, total_usage(run.responses)))
-    row.update(
-        outcome=run.outcome,
-        detail=run.detail,
-        passed=not failures,
-        failures=failures,
-        turns=turns,
-        correlation=correlation,
-        usage=total_usage(run.responses),
-        receipts=run.receipts,
-        leaks=run.leaks,
-        world_writes=run.world_writes,
-        error=None,
-    )
+    row["outcome"], row["detail"], row["passed"], row["failures"] = run.outcome, run.detail, not failures, failures
+    row["turns"], row["correlation"], row["usage"] = turns, correlation, total_usage(run.responses)
+    row["receipts"], row["leaks"], row["world_writes"] = run.receipts, run.leaks, run.world_writes
     return row, None
 
 
 TRACEBACK_FRAMES = 5
 
 
-def _error_row(row: dict[str, Any], run: LoopRun, error: Exception) -> dict[str, Any]:
+def _error_row(row: Row, run: LoopRun, error: Exception) -> Row:
     """The row of a loop the adapter broke: the turns it finished, and where and how it failed."""
     where = f"turn {run.turn}, {run.phase}" + (f", fixture {run.fixture}" if run.fixture else "")
     message = f"the adapter raised {error.__class__.__name__}: {error} ({where})"
     frames = traceback.extract_tb(error.__traceback__)[-TRACEBACK_FRAMES:]
     done = run.responses[: len(run.sources)]
-    row.update(outcome="error", detail=message, passed=False, failures=[message],
-               turns=[_turn_record(index, response, run) for index, response in enumerate(done)],
-               correlation=None, usage=total_usage(done) if done else None, receipts=run.receipts, leaks=run.leaks,
-               world_writes=[],
-               error={"type": error.__class__.__name__, "message": str(error), "turn": run.turn, "phase": run.phase,
-                      "fixture": run.fixture or None,
-                      "traceback": [f"{Path(frame.filename).name}:{frame.lineno} in {frame.name}"
-                                    + (f": {frame.line}" if frame.line else "") for frame in frames]})
+    row["outcome"], row["detail"], row["passed"], row["failures"] = "error", message, False, [message]
+    row["turns"] = [_turn_record(index, response, run) for index, response in enumerate(done)]
+    row["correlation"], row["usage"] = None, total_usage(done) if done else None
+    row["receipts"], row["leaks"], row["world_writes"] = run.receipts, run.leaks, []
+    row["error"] = RowError(type=error.__class__.__name__, message=str(error), turn=run.turn, phase=run.phase,
+                            fixture=run.fixture or None,
+                            traceback=[f"{Path(frame.filename).name}:{frame.lineno} in {frame.name}"
+                                       + (f": {frame.line}" if frame.line else "") for frame in frames])
     return row
 
 
@@ -149,30 +135,30 @@ def _expected(expectation: Expectation) -> dict[str, Any]:
     return expected
 
 
-def run_all(cases: Iterable[Case], adapters: dict[str, Adapter]) -> list[dict[str, Any]]:
+def run_all(cases: Iterable[Case], adapters: dict[str, Adapter]) -> list[Row]:
     """Every case against every adapter that has fixtures for it, in every mode it can replay; rows sorted."""
     rows = []
     for case in cases:
         for provider in case.providers:  # model variants (``openai-chat~mini``) are read by their provider's adapter
-            adapter = adapters.get(provider.split("~", 1)[0])
+            adapter = adapters.get(Lane.parse(provider).provider)
             if adapter is not None:
                 for mode in modes_for(case, provider, adapter):
                     rows.append(run_case(case, provider, adapter, mode))
     return sorted(rows, key=lambda row: (row["case"], row["provider"], row["mode"]))
 
 
-def _turn_record(index: int, response: ModelResponse, run: LoopRun) -> dict[str, Any]:
+def _turn_record(index: int, response: ModelResponse, run: LoopRun) -> Turn:
     # `source` belongs to the kind (a refusal's model/filter); where the recording lives is `fixture`.
-    record = {"turn": index + 1, "fixture": run.sources[index], "http_status": run.statuses[index]}
+    record: dict[str, Any] = {"turn": index + 1, "fixture": run.sources[index], "http_status": run.statuses[index]}
     record.update(response.to_dict())
     if record.get("http_status") is None:  # an error inside a 200 body or stream still came with a 200
         record["http_status"] = run.statuses[index]
     record["stream"] = run.streams[index]
-    return record
+    return cast(Turn, record)  # the kind's own fields (ModelResponse.to_dict) are Turn's optional ones
 
 
-def _failures(outcome: str, turns_expected: tuple[str, ...] | None, run: LoopRun, turns: list[dict[str, Any]],
-              correlation: dict[str, Any]) -> list[str]:
+def _failures(outcome: str, turns_expected: tuple[str, ...] | None, run: LoopRun, turns: list[Turn],
+              correlation: Correlation) -> list[str]:
     failures = []
     if run.outcome != outcome:
         failures.append(f"outcome: expected {outcome}, got {run.outcome}" + (f" ({run.detail})" if run.detail else ""))
@@ -184,10 +170,10 @@ def _failures(outcome: str, turns_expected: tuple[str, ...] | None, run: LoopRun
     return failures
 
 
-def _detail_failures(expectation: Expectation, turns: list[dict[str, Any]],
+def _detail_failures(expectation: Expectation, turns: list[Turn],
                      usage: dict[str, int | None]) -> list[str]:
     failures = []
-    last = turns[-1] if turns else {}
+    last: Mapping[str, Any] = turns[-1] if turns else {}
     if expectation.reason is not None:
         actual = last.get("reason") or last.get("source")
         if actual != expectation.reason:

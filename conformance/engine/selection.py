@@ -9,6 +9,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from conformance.engine.cases import Case, base_provider
+from conformance.engine.rows import Mode
 from conformance.engine.runner import modes_for
 from conformance.errors import InputError, Problem
 from conformance.kit.adapter import Adapter
@@ -20,7 +21,7 @@ class Item:
 
     case: Case
     provider: str
-    mode: str
+    mode: Mode
 
     @property
     def name(self) -> str:

@@ -80,7 +80,7 @@ def split(shard: tuple[int, int], items: Sequence[tuple[Any, str, bool]],
     ``world.yaml``, and the source of every module of ``code`` (the adapters and stacks that run)."""
     costs = add_costs({}, items)
     cases = list({case.id: case for case, _, _ in items}.values())
-    planned = fixture_files(cases, [{"case": case.id, "provider": provider} for case, provider, _ in items])
+    planned = fixture_files(cases, [(case.id, provider) for case, provider, _ in items])
     record = shard_record(shard, costs, planned)
     record["plan"]["decides"] = fixture_digest(decisive_files(cases, code))
     return cases_of_shard(costs, shard), record

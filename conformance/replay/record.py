@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
+from conformance.engine.rows import Lane, Mode
 from conformance.errors import InputError, Problem
 from conformance.kit.adapter import Signer, Wire
 from conformance.replay.hygiene import redact, scan_text
@@ -132,7 +133,7 @@ class Recorder:
         match = SESSION.fullmatch(path)
         if match is None:
             return self.replay.handle(method, path, query, body)  # the replay's own error names what is expected
-        provider = unquote(match["provider"]).split("@")[0]
+        provider = Lane.parse(unquote(match["provider"])).fixtures
         key = (unquote(match["case"]), unquote(match["provider"]), match["mode"])
         with self.lock:
             session = self.sessions.setdefault(key, RecordSession())
@@ -201,7 +202,7 @@ class Recorder:
             return _unreadable(body, f"the recording proxy could not reach the upstream for {provider}: "
                                                f"{reason}")
 
-    def recorded(self, case_id: str, provider: str, mode: str) -> tuple[int, list[Exchange]]:
+    def recorded(self, case_id: str, provider: str, mode: Mode) -> tuple[int, list[Exchange]]:
         """How many recorded turns a session replayed, and the exchanges it forwarded after them, in order."""
         with self.lock:
             session = self.sessions.get((case_id, provider, mode))
@@ -286,7 +287,7 @@ class Staged:
     data: bytes
 
 
-def stage_session(case_id: str, mode: str, exchanges: Sequence[Exchange], first_turn: int = 1,
+def stage_session(case_id: str, mode: Mode, exchanges: Sequence[Exchange], first_turn: int = 1,
                   wire: Wire | None = None) -> list[Staged]:
     """The files one recorded session becomes, redacted (``redact_exchange``); turn numbers from ``first_turn``;
     ``wire``: the provider's (its kept headers, its stream decoder)."""

@@ -26,6 +26,7 @@ from urllib.parse import unquote
 
 from conformance.engine.cases import Case, base_provider
 from conformance.engine.fixtures import RecordedTurn
+from conformance.engine.rows import Lane, Mode
 from conformance.kit.adapter import Adapter, Wire
 from conformance.kit.jsontext import parse_json
 
@@ -56,7 +57,7 @@ class Session:
 
     case: Case
     provider: str
-    mode: str
+    mode: Mode
     cursor: int = 0
     kept: list[bytes | str] = field(default_factory=list)
     """Each request body the client sent, as bytes (a note in their place past the replay's budget), repeats left
@@ -119,7 +120,8 @@ class Replay:
             if key not in self.sessions and len(self.sessions) >= MAX_SESSIONS:
                 return _problem(wire, NOT_RECORDED,
                                 f"{MAX_SESSIONS} sessions are open; this server answers no more (restart it)")
-            session = self.sessions.setdefault(key, Session(case, fixtures, match["mode"]))
+            mode: Mode = "stream" if match["mode"] == "stream" else "body"  # the pattern allows these two only
+            session = self.sessions.setdefault(key, Session(case, fixtures, mode))
             return _serve(session, wire, stream, query, body, self)
 
     def _route(self, provider: str, rest: str) -> tuple[Wire, bool | None] | None:
@@ -132,14 +134,14 @@ class Replay:
                     return wire, stream
         return None
 
-    def reset(self, case_id: str, provider: str, mode: str) -> None:
+    def reset(self, case_id: str, provider: str, mode: Mode) -> None:
         """Forget a session, so the next request starts at turn 1 (a row run again); its kept bytes are freed."""
         with self.lock:
             session = self.sessions.pop((case_id, provider, mode), None)
             if session is not None:
                 self.kept_bytes -= sum(len(body) for body in session.kept if isinstance(body, bytes))
 
-    def sent(self, case_id: str, provider: str, mode: str) -> list[Any]:
+    def sent(self, case_id: str, provider: str, mode: Mode) -> list[Any]:
         """The request bodies a session's client sent, in order (repeats left out)."""
         with self.lock:
             session = self.sessions.get((case_id, provider, mode))
@@ -149,7 +151,7 @@ class Replay:
 def session_fixtures(provider: str) -> str:
     """The fixture set a session's provider segment plays: ``openai-chat`` for ``openai-chat@litellm`` (a stack's
     session), ``openai-chat~next`` for a variant's."""
-    return provider.split("@", 1)[0]
+    return Lane.parse(provider).fixtures
 
 
 def _kept(replay: Replay, body: bytes) -> bytes | str:

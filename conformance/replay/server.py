@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 
 from conformance.engine.cases import Case, base_provider
 from conformance.engine.request_check import check_sent
+from conformance.engine.rows import Mode
 from conformance.kit.adapter import Adapter
 from conformance.replay.router import Replay, Reply, refusal
 from conformance.report.files import Terminated
@@ -188,13 +189,13 @@ class ReplayServer(ThreadingHTTPServer):
                 threading.Thread(target=self.shutdown, daemon=True).start()
 
 
-def session_base(base: str, case_id: str, provider: str, mode: str) -> str:
+def session_base(base: str, case_id: str, provider: str, mode: Mode) -> str:
     """The base of one session's URLs: ``<server>/s/<case>/<provider>/<mode>``."""
     return f"{base}/s/{case_id}/{provider}/{mode}"
 
 
 def client_environment(base: str, case_id: str = "<case>", provider: str = "<provider>",
-                       mode: str = "body") -> dict[str, str]:
+                       mode: Mode = "body") -> dict[str, str]:
     """The environment that points every official client at one session, with fake keys and retries off: each
     built-in API's ``Wire.client_environment``."""
     from conformance.engine.registry import builtin_adapters  # noqa: PLC0415 - the adapters load only when asked

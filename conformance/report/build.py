@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from conformance import __version__
-from conformance.engine.cases import VARIANT
 from conformance.engine.fixtures import fixture_digest
+from conformance.engine.rows import Lane, Row
 from conformance.errors import InputError, Problem
 from conformance.kit.types import USAGE_FIELDS
 from conformance.report import files as reportfiles
@@ -38,7 +38,7 @@ class Stack(Protocol):
         """The installed version of each package the stack runs (None: not installed)."""
 
 
-def build_report(rows: list[dict[str, Any]], providers: list[str], stacks: Sequence[Stack] = (),
+def build_report(rows: list[Row], providers: list[str], stacks: Sequence[Stack] = (),
                  fixtures: dict[str, str] | None = None, shard: dict[str, Any] | None = None,
                  selection: dict[str, Any] | None = None) -> dict[str, Any]:
     """The report of ``rows``; two rows under one case × provider × mode key are refused (InputError): the
@@ -59,7 +59,7 @@ def build_report(rows: list[dict[str, Any]], providers: list[str], stacks: Seque
     return report
 
 
-def assemble(rows: list[dict[str, Any]], providers: Sequence[str], findings: list[dict[str, Any]],
+def assemble(rows: list[Row], providers: Sequence[str], findings: list[dict[str, Any]],
              differs: list[list[str]], measured_with: dict[str, Any],
              fixtures: dict[str, str] | None) -> dict[str, Any]:
     """The report from its parts (``build_report``, ``merge_reports``): rows sorted by key, a repeated key refused."""
@@ -94,17 +94,17 @@ def measured(stacks: Sequence[Stack]) -> dict[str, Any]:
                        for stack in sorted(stacks, key=lambda stack: stack.row_id)}}
 
 
-def differs_from_majority(rows: list[dict[str, Any]]) -> list[list[str]]:
+def differs_from_majority(rows: list[Row]) -> list[list[str]]:
     """The cells (case, mode, provider) whose turn chain or outcome differs from the one most vendors share in their
     row. The vendors vote (the raw adapters' columns; every column when fewer than three are raw), so a stack
     does not count its vendor twice; only where more than half of at least three voters agree is a cell marked."""
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    groups: dict[tuple[str, str], list[Row]] = {}
     for row in rows:
         groups.setdefault((row["case"], row["mode"]), []).append(row)
     marked = []
     for (case, mode), cells in groups.items():
         # A model variant (``openai-chat~mini``) is its vendor again: it does not vote either.
-        raw = [row for row in cells if row.get("stack", "raw") == "raw" and VARIANT not in row["provider"]]
+        raw = [row for row in cells if Lane.parse(row["provider"]).raw]
         voters = raw if len(raw) >= 3 else cells
         top, votes = Counter(_signature(row) for row in voters).most_common(1)[0]
         if len(voters) < 3 or votes * 2 <= len(voters):
@@ -113,7 +113,7 @@ def differs_from_majority(rows: list[dict[str, Any]]) -> list[list[str]]:
     return sorted(marked)
 
 
-def _signature(row: dict[str, Any]) -> tuple[tuple[str, ...], str]:
+def _signature(row: Row) -> tuple[tuple[str, ...], str]:
     return tuple(turn["kind"] for turn in row["turns"]), row["outcome"]
 
 
@@ -135,7 +135,7 @@ def render_json(report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _cell(row: dict[str, Any], differs: set[tuple[str, str, str]]) -> str:
+def _cell(row: Row, differs: set[tuple[str, str, str]]) -> str:
     chain = " → ".join(escape_cell(turn["kind"]) for turn in row["turns"]) or "—"
     mark = "✅" if row["passed"] else "❌"
     note = (" ≠" if (row["case"], row["mode"], row["provider"]) in differs else "") + (" ⚑" if row["override"] else "")
@@ -268,12 +268,12 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _raw_value_table(rows: list[dict[str, Any]], providers: list[str]) -> list[str]:
+def _raw_value_table(rows: list[Row], providers: list[str]) -> list[str]:
     """How each vendor said it: the raw wire value behind every turn, side by side."""
     lines = ["## How each vendor said it (raw value per turn)", ""]
     lines.append("| case | " + " | ".join(escape_cell(provider) for provider in providers) + " |")
     lines.append("|---|" + "---|" * len(providers))
-    by_key: dict[tuple[str, str], dict[str, Any]] = {}
+    by_key: dict[tuple[str, str], Row] = {}
     for row in sorted(rows, key=lambda row: row["mode"] != "body"):  # body rows first; stream-only cells too
         by_key.setdefault((row["case"], row["provider"]), row)
     for case in sorted({row["case"] for row in rows}):
@@ -286,7 +286,7 @@ def _raw_value_table(rows: list[dict[str, Any]], providers: list[str]) -> list[s
     return lines
 
 
-def _usage_table(rows: list[dict[str, Any]], providers: list[str]) -> list[str]:
+def _usage_table(rows: list[Row], providers: list[str]) -> list[str]:
     """Normalized token totals per provider (body mode), over the cases every provider in the table ran to the same
     outcome: like is compared with like, and what was left out is said, with the per-case totals below."""
     short = {"input_tokens": "input", "cached_input_tokens": "cached", "cache_write_tokens": "cache write",
@@ -295,7 +295,7 @@ def _usage_table(rows: list[dict[str, Any]], providers: list[str]) -> list[str]:
     cases = sorted({case for case, _ in body})
     # The vendors decide which cases compare (the raw columns; every column when none is raw), so the vendors'
     # totals do not depend on which stacks ran beside them.
-    raw = {row["provider"] for row in rows if row.get("stack", "raw") == "raw" and VARIANT not in row["provider"]}
+    raw = {row["provider"] for row in rows if Lane.parse(row["provider"]).raw}
     voters = [provider for provider in providers if provider in raw] or providers
     comparable, left_out = [], []
     for case in cases:
@@ -311,10 +311,10 @@ def _usage_table(rows: list[dict[str, Any]], providers: list[str]) -> list[str]:
              "| provider | " + " | ".join(short[name] for name in USAGE_FIELDS) + " |",
              "|---|" + "---:|" * len(USAGE_FIELDS)]
     for provider in providers:
-        usages = [body[case, provider].get("usage") or {} for case in comparable if (case, provider) in body]
+        usages = [body[case, provider]["usage"] or {} for case in comparable if (case, provider) in body]
         cells = []
         for name in USAGE_FIELDS:
-            known = [usage[name] for usage in usages if usage.get(name) is not None]
+            known = [value for usage in usages if (value := usage.get(name)) is not None]
             cells.append(str(sum(known)) if known else "null")
         lines.append(f"| {escape_cell(provider)} | " + " | ".join(cells) + " |")
     lines += ["", "`null`: the vendor does not report that count (never read as 0)."]
@@ -325,7 +325,7 @@ def _usage_table(rows: list[dict[str, Any]], providers: list[str]) -> list[str]:
               "| case | " + " | ".join(escape_cell(provider) for provider in providers) + " |",
               "|---|" + "---:|" * len(providers)]
     for case in comparable:
-        totals = [(body[case, provider].get("usage") or {}).get("total_tokens") if (case, provider) in body else None
+        totals = [(body[case, provider]["usage"] or {}).get("total_tokens") if (case, provider) in body else None
                   for provider in providers]
         lines.append(f"| {escape_cell(case)} | " + " | ".join("null" if total is None else str(total)
                                                               for total in totals) + " |")
@@ -333,7 +333,7 @@ def _usage_table(rows: list[dict[str, Any]], providers: list[str]) -> list[str]:
     return lines
 
 
-def _request_table(rows: list[dict[str, Any]], providers: list[str]) -> list[str]:
+def _request_table(rows: list[Row], providers: list[str]) -> list[str]:
     """What each adapter sent (body mode, all cases): how big the static prefix is, whether it stayed byte-stable
     across turns (the vendor's prompt cache depends on it), and how many request expectations failed."""
     lines = ["## Requests per provider (body mode, all cases)", "",
@@ -341,11 +341,11 @@ def _request_table(rows: list[dict[str, Any]], providers: list[str]) -> list[str
              "|---|---:|---:|---|---:|---:|"]
     for provider in providers:
         body = [row for row in rows if row["provider"] == provider and row["mode"] == "body"]
-        records = [turn["request"] for row in body for turn in row["turns"] if isinstance(turn.get("request"), dict)]
+        records: list[dict[str, Any]] = [turn["request"] for row in body for turn in row["turns"] if "request" in turn]
         sizes = sorted({record["prefix_bytes"] for record in records})
         size = "—" if not sizes else str(sizes[0]) if len(sizes) == 1 else f"{sizes[0]}–{sizes[-1]}"
         moved = sum(1 for row in body if any("static prefix changed" in problem
-                                             for problem in (row.get("correlation") or {}).get("problems", [])))
+                                             for problem in (row["correlation"] or {"problems": []})["problems"]))
         failed = [row for row in body if any(failure.startswith("request: ") for failure in row["failures"])]
         unchecked = sum(1 for record in records if not record["checked"])
         lines.append(f"| {escape_cell(provider)} | {len(records)} | {size} | "

@@ -14,6 +14,7 @@ from typing import Any, cast
 from deepdiff import DeepDiff
 
 from conformance.engine.files import read_regular_file
+from conformance.engine.rows import Row
 from conformance.errors import InputError, Problem
 from conformance.kit.jsontext import parse_json
 from conformance.kit.types import USAGE_FIELDS
@@ -40,11 +41,6 @@ class RowChange:
     """The fixture files behind the new row's turns (the old row's when the row is gone): what to open."""
 
 
-def load_report(path: Path) -> dict[Key, dict[str, Any]]:
-    """A report.json's rows by case × provider × mode; InputError for anything the gate cannot trust."""
-    return load_document(path)[0]
-
-
 def read_report(path: Path) -> dict[str, Any]:
     """A report.json as parsed JSON, with a ``results`` list and this version's ``schema_version``; InputError,
     naming the file, otherwise."""
@@ -68,13 +64,13 @@ def read_report(path: Path) -> dict[str, Any]:
     return cast(dict[str, Any], document)
 
 
-def load_document(path: Path) -> tuple[dict[Key, dict[str, Any]], list[dict[str, Any]] | None]:
+def load_document(path: Path) -> tuple[dict[Key, Row], list[dict[str, Any]] | None]:
     """A report.json's rows by case × provider × mode, and its findings (None in a report written before findings
     were measured); InputError for anything the gate cannot trust."""
     shown = str(path)
     document = read_report(path)
     results = document["results"]
-    rows: dict[Key, dict[str, Any]] = {}
+    rows: dict[Key, Row] = {}
     problems: list[Problem] = []
     for index, row in enumerate(results):
         wrong = row_shape_problem(row)
@@ -88,7 +84,7 @@ def load_document(path: Path) -> tuple[dict[Key, dict[str, Any]], list[dict[str,
             problems.append(Problem(shown, None, f"results[{index}] repeats the row {' × '.join(key)}",
                                     "one row per case × provider × mode: were two case folders merged?",
                                     f"/results/{index}"))
-        rows[key] = row
+        rows[key] = cast(Row, row)  # its shape checked (row_shape_problem)
     findings = document.get("findings")
     if findings is not None and not (isinstance(findings, list) and all(map(_finding_shape, findings))):
         problems.append(Problem(shown, None, "'findings' is not a list of findings", "pass an unmodified report.json",
@@ -132,7 +128,7 @@ def row_shape_problem(row: Any) -> str | None:
     return None
 
 
-def compare(old: dict[Key, dict[str, Any]], new: dict[Key, dict[str, Any]],
+def compare(old: dict[Key, Row], new: dict[Key, Row],
             old_findings: list[dict[str, Any]] | None = None,
             new_findings: list[dict[str, Any]] | None = None) -> list[RowChange]:
     """Every row that differs between two reports, labelled regression, change or improvement. With both reports'
@@ -192,7 +188,7 @@ def _value(value: Any) -> str:
     return "null" if value is None else str(value)
 
 
-def _compare_all_rows(old: dict[Key, dict[str, Any]], new: dict[Key, dict[str, Any]]) -> list[RowChange]:
+def _compare_all_rows(old: dict[Key, Row], new: dict[Key, Row]) -> list[RowChange]:
     changes = []
     for key in sorted(set(old) | set(new)):
         before, after = _comparable(old.get(key)), _comparable(new.get(key))
@@ -218,7 +214,7 @@ def _compare_all_rows(old: dict[Key, dict[str, Any]], new: dict[Key, dict[str, A
 IGNORED_TURN_KEYS = frozenset({"fixture"})
 
 
-def _comparable(row: dict[str, Any] | None) -> dict[str, Any] | None:
+def _comparable(row: Row | None) -> dict[str, Any] | None:
     if row is None:
         return None
     turns = row.get("turns")
@@ -254,11 +250,11 @@ def _compare_rows(key: Key, before: dict[str, Any], after: dict[str, Any]) -> Ro
     return RowChange(key, label, regressions + improvements + notes, paths)
 
 
-def fixtures_of(row: dict[str, Any] | None) -> list[str]:
+def fixtures_of(row: Row | None) -> list[str]:
     """The fixture files a row's turns were read from, in turn order, each once."""
-    turns = (row or {}).get("turns") or []
-    return list(dict.fromkeys(str(turn["fixture"]) for turn in turns
-                              if isinstance(turn, dict) and isinstance(turn.get("fixture"), str) and turn["fixture"]))
+    turns = row["turns"] if row is not None else []
+    return list(dict.fromkeys(turn["fixture"] for turn in turns
+                              if isinstance(turn.get("fixture"), str) and turn["fixture"]))
 
 
 def _compare_turns(number: int, old_turn: dict[str, Any], new_turn: dict[str, Any], regressions: list[str],

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from conformance.engine.rows import Lane, Mode
 from conformance.kit.types import USAGE_FIELDS
 
 Effect = Literal["lost", "invented", "changed"]
@@ -37,7 +38,7 @@ class Finding:
     stack: str
     """The stack row's provider column, ``<provider>@<stack>``."""
     case: str
-    mode: str
+    mode: Mode
     turn: int | None
     """The 1-based turn; None for the row as a whole (its outcome, its number of turns)."""
     field: str
@@ -77,7 +78,7 @@ def find_all(rows: Iterable[Mapping[str, Any]],
     for row in rows:
         if row.get("stack", "raw") == "raw":
             continue
-        wire = raw.get((row["case"], row["provider"].split("@")[0], row["mode"]))
+        wire = raw.get((row["case"], Lane.parse(row["provider"]).fixtures, row["mode"]))
         if wire is None or wire.get("error") or row.get("error"):
             continue
         declared = (accepted or {}).get(row["provider"], {})

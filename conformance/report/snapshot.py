@@ -12,6 +12,7 @@ from typing import Any
 
 from filelock import FileLock
 
+from conformance.engine.rows import Mode, Row
 from conformance.errors import InputError, Problem
 from conformance.report.files import write_atomic
 
@@ -20,18 +21,19 @@ SAME_AS_BODY = "same as body"
 TURN_KEYS = ("kind", "reason", "source", "raw", "raw_type", "http_status", "retry_after_s", "detail")
 
 
-def normalized_row(row: dict[str, Any]) -> dict[str, Any]:
+def normalized_row(row: Row) -> dict[str, Any]:
     """Kinds, reasons, raw values, call ids and names, usage, correlation and outcome; no raw bodies."""
     turns = []
     for turn in row["turns"]:
-        entry = {key: turn[key] for key in TURN_KEYS if turn.get(key) is not None}
+        fields: Mapping[str, Any] = turn  # read by name: TURN_KEYS are Turn's
+        entry = {key: fields[key] for key in TURN_KEYS if fields.get(key) is not None}
         entry["calls"] = [
             {"call_id": call["call_id"], "name": call["name"], "synthesized_id": call["synthesized_id"]}
             for call in turn["calls"]
         ]
         entry["usage"] = turn["usage"]
         turns.append(entry)
-    correlation = row["correlation"] or {}
+    correlation: Mapping[str, Any] = row["correlation"] or {}
     return {
         "case": row["case"],
         "provider": row["provider"],
@@ -44,7 +46,7 @@ def normalized_row(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def folded_rows(rows: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+def folded_rows(rows: Mapping[str, Row]) -> dict[str, Any]:
     """One case × provider's normalized rows keyed by mode, a stream row that normalizes exactly like its body
     twin written as ``"same as body"``: the snapshot shows a stream only where it differs from the body."""
     normalized = {mode: {key: value for key, value in normalized_row(row).items() if key != "mode"}
@@ -77,7 +79,7 @@ def request_entry(requests: list[dict[str, Any]]) -> dict[str, Any]:
     return entry
 
 
-def entry_of(row: dict[str, Any]) -> dict[str, Any]:
+def entry_of(row: Row) -> dict[str, Any]:
     """One row's snapshot entry: its normalized classification without the mode (the key says it)."""
     return {key: value for key, value in normalized_row(row).items() if key != "mode"}
 
@@ -94,7 +96,7 @@ def read_snapshot(path: Path) -> dict[str, Any] | None:
     return stored if isinstance(stored, dict) else None
 
 
-def expected_entry(stored: Mapping[str, Any], mode: str) -> Any:
+def expected_entry(stored: Mapping[str, Any], mode: Mode) -> Any:
     """The reviewed entry of ``mode``, ``"same as body"`` resolved; None when the mode has none."""
     entry = stored.get(mode)
     return stored.get("body") if entry == SAME_AS_BODY else entry

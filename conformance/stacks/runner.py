@@ -15,6 +15,7 @@ from conformance.engine.cases import Case
 from conformance.engine.fixtures import RecordedTurn
 from conformance.engine.loop import LoopRun, run_loop
 from conformance.engine.registry import builtin_adapters
+from conformance.engine.rows import Mode, Row
 from conformance.kit.adapter import Adapter, TranscriptEntry, task_for_turn
 from conformance.kit.types import ModelResponse
 from conformance.replay.router import Replay
@@ -45,8 +46,8 @@ _IN_PROCESS = Replay([])
 IN_PROCESS_BASE = "http://127.0.0.1"
 
 
-def run_stack_case(case: Case, stack: Stack, reader: Adapter, mode: str = "body",
-                   in_process: bool = False) -> tuple[dict[str, Any], Exception | None, list[dict[str, Any]]]:
+def run_stack_case(case: Case, stack: Stack, reader: Adapter, mode: Mode = "body",
+                   in_process: bool = False) -> tuple[Row, Exception | None, list[dict[str, Any]]]:
     """One stack row (``<provider>@<stack>``): the report row, the stack's exception (or None), and the requests
     its client sent. ``in_process``: through the clients' own seams (``conformance.stacks.transports``) instead of the
     loopback server."""
@@ -77,10 +78,10 @@ async def _awaited(response: Awaitable[ModelResponse]) -> ModelResponse:
 
 
 def stack_lanes(stacks: Sequence[Stack], items: Sequence[Any], adapters: dict[str, Adapter],
-                in_process: bool = False) -> tuple[list[dict[str, Any]], list[str]]:
+                in_process: bool = False) -> tuple[list[Row], list[str]]:
     """Every selected case item of a stack's provider through the stack: the rows, and the lanes that ran. A stack
     whose SDK is not installed, or whose provider has no reader here, is skipped with one line on stderr."""
-    rows: list[dict[str, Any]] = []
+    rows: list[Row] = []
     lanes: list[str] = []
     for stack in stacks:
         why, reader = stack.skip_reason(), adapters.get(stack.provider)
@@ -108,7 +109,7 @@ class _Unrecorded(Sequence[Any]):
         return RecordedTurn(status=200, headers={}, body=None, source="(recording)")
 
 
-def drive_case(case: Any, provider: str, stack: Any, mode: str, base: str) -> None:
+def drive_case(case: Any, provider: str, stack: Any, mode: Mode, base: str) -> None:
     """Run one case × mode through ``stack``'s real client against the recording proxy at ``base``: the bounded
     tool loop, the case's world answering the calls, until the case's outcome (or its turn budget)."""
     endpoint = Endpoint(base_url=session_base(base, case.id, provider, mode), stream=mode == "stream")
