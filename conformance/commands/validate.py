@@ -25,6 +25,7 @@ def run(arguments: argparse.Namespace) -> int:
     from conformance.engine.pytool import PythonTool
     from conformance.engine.registry import select_adapters
     from conformance.engine.runner import run_all
+    from conformance.engine.world import CallableTool
     from conformance.replay.hygiene import hygiene_problems
 
     config = configured(arguments)
@@ -38,8 +39,8 @@ def run(arguments: argparse.Namespace) -> int:
              for path in (Path(case.path).parent / provider / "requests").glob("turn*.json")}
     # A python tool's file, named by world.yaml (inside the cases folder, conformance.engine.pytool), is the world's.
     used |= {(tool.function.root / tool.function.spec.rpartition(":")[0]).resolve() for case in cases
-             for tool in case.world.tools.values() if isinstance(tool.function, PythonTool)
-             and tool.function.spec.rpartition(":")[0].endswith(".py")}
+             for tool in case.world.tools.values() if isinstance(tool, CallableTool) and isinstance(tool.function,
+             PythonTool) and tool.function.spec.rpartition(":")[0].endswith(".py")}
     problems = [problem for root in roots for problem in hygiene_problems(root, used, shown_path, adapters)]
     if problems:
         raise InputError(problems)

@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from conformance.engine.world import World
+from conformance.engine.world import FunctionTool, LookupTool, SearchTool, World
 
 NEGATIONS = frozenset({"not", "no", "never", "cannot", "neither", "nor", "without"})
 _CLAUSE_END = re.compile(r"[,;:.!?](?:\s|$)|\n|\bbut\b", re.IGNORECASE)
@@ -93,13 +93,18 @@ def _domains(world: World, tools: Iterable[str], supported: Mapping[str, set[str
         if tool is None:
             continue
         # A function's domain is what it declares; a python tool's is unknown (nothing to contradict with).
-        records = ({str(index): dict(result) for index, (_, result) in enumerate(tool.results)}
-                   if tool.kind == "function" else world.data.get(tool.collection, {}))
+        records: Mapping[str, Mapping[str, Any]] = {}
+        key, sets = "", {}
+        if isinstance(tool, FunctionTool):
+            records = {str(index): dict(result) for index, (_, result) in enumerate(tool.results)}
+        elif isinstance(tool, LookupTool | SearchTool):
+            records, key = world.data.get(tool.collection, {}), tool.key
+            sets = dict(tool.sets) if isinstance(tool, LookupTool) else {}
         for field in tool.evidence:
-            values = {str(key) for key in records} if field == tool.key else {
+            values = {str(record_key) for record_key in records} if field == key else {
                 str(record.get(field)) for record in records.values() if record.get(field) is not None}
-            if field in tool.sets:
-                values.add(str(tool.sets[field]))
+            if field in sets:
+                values.add(str(sets[field]))
             known = supported.get(field, set())
             domains.setdefault(field, set()).update(value for value in values if value.casefold() not in known)
     return {field: values for field, values in domains.items() if field in supported}

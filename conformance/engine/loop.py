@@ -17,7 +17,7 @@ from conformance.engine.evidence import verify_text
 from conformance.engine.fixtures import RecordedTurn
 from conformance.engine.rows import Mode
 from conformance.engine.schemas import compiled
-from conformance.engine.world import Receipt
+from conformance.engine.world import LookupTool, Receipt
 from conformance.errors import InputError, Problem
 from conformance.kit.adapter import (
     Adapter,
@@ -199,8 +199,9 @@ class _Loop:
         run.receipts.append(_receipt_record(index, call, receipt))
         if not receipt.denied:
             return ToolResult(call=call, output=receipt.output, is_error=receipt.is_error)
-        record_key = arguments.get(tool.key)
-        protected = self.world.protected_values(tool.collection, record_key) if isinstance(record_key, str) else []
+        record_key = arguments.get(tool.key) if isinstance(tool, LookupTool) else None
+        protected = self.world.protected_values(tool.collection, record_key) \
+            if isinstance(tool, LookupTool) and isinstance(record_key, str) else []
         sent = json.dumps(receipt.output, ensure_ascii=False)
         run.leaks.extend(value for value in protected if value in sent)
         run.outcome, run.detail = "permission_denied", f"{call.name}: {receipt.denied}"

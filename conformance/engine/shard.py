@@ -91,6 +91,7 @@ def decisive_files(cases: Sequence[Any], code: Iterable[Any]) -> dict[str, str]:
     file of its cases folder and the python tools it names, every module of the suite and its providers, and every
     other module the adapters and stacks that run come from (a team's own)."""
     from conformance.engine.pytool import PythonTool  # noqa: PLC0415 - the cases module imports this one's callers
+    from conformance.engine.world import CallableTool  # noqa: PLC0415
 
     files: dict[str, Path] = {}
     for case in cases:
@@ -100,7 +101,8 @@ def decisive_files(cases: Sequence[Any], code: Iterable[Any]) -> dict[str, str]:
         if (root / "world.yaml").is_file():
             files[f"world:{root.name}/world.yaml"] = root / "world.yaml"
         for tool in case.world.tools.values():
-            if isinstance(tool.function, PythonTool) and tool.function.spec.rpartition(":")[0].endswith(".py"):
+            if isinstance(tool, CallableTool) and isinstance(tool.function, PythonTool) \
+                    and tool.function.spec.rpartition(":")[0].endswith(".py"):
                 source = tool.function.root / tool.function.spec.rpartition(":")[0]
                 files[f"tool:{root.name}/{tool.function.spec.rpartition(':')[0]}"] = source
     suite = Path(__file__).resolve().parent.parent

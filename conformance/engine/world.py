@@ -18,11 +18,9 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from conformance.kit.adapter import ToolSpec
-
-TOOL_KINDS = ("lookup", "search", "function", "python")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -34,36 +32,69 @@ class Principal:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Tool:
-    """A tool of the world: what it offers the model and what it touches."""
+class ToolBase:
+    """What every tool of the world has: what it offers the model, and the receipt fields a verified answer states."""
 
     name: str
     description: str
-    access: str
+    access: str = "read"
     """``read`` or ``write``; a write runs only with the case's approval."""
     parameters: Mapping[str, Any]
-    collection: str = ""
-    key: str = ""
-    returns: tuple[str, ...] = ()
     evidence: tuple[str, ...] = ()
     """Receipt fields a verified answer must state (for a search: of every record found)."""
-    sets: Mapping[str, Any] = field(default_factory=dict)
-    kind: str = "lookup"
-    filters: Mapping[str, str] = field(default_factory=dict)
-    """Search: argument name → record field it must match."""
-    match: str = "exact"
-    """Search: ``exact`` (case-insensitive equality) or ``contains`` (case-insensitive substring)."""
-    limit: int = 10
-    results: tuple[tuple[Mapping[str, Any], Mapping[str, Any]], ...] = ()
-    """Function: (arguments, result) pairs, matched on equal arguments."""
-    default: Mapping[str, Any] | None = None
-    """Function: the result for arguments no pair declares (else the call is an error)."""
-    function: Callable[[Mapping[str, Any], Principal], Mapping[str, Any]] | None = field(default=None, compare=False)
-    """Python: the team's callable."""
 
     def spec(self) -> ToolSpec:
         """What the tool offers the model: its name, description and parameters."""
         return ToolSpec(name=self.name, description=self.description, parameters=self.parameters)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LookupTool(ToolBase):
+    """``lookup``: one record of ``collection`` by the argument ``key``, read, or written (``sets``) when approved."""
+
+    kind: ClassVar[str] = "lookup"
+    collection: str
+    key: str
+    returns: tuple[str, ...] = ()
+    sets: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SearchTool(ToolBase):
+    """``search``: the visible records of ``collection`` whose fields match the arguments."""
+
+    kind: ClassVar[str] = "search"
+    collection: str
+    key: str
+    returns: tuple[str, ...] = ()
+    filters: Mapping[str, str] = field(default_factory=dict)
+    """Argument name → record field it must match."""
+    match: str = "exact"
+    """``exact`` (case-insensitive equality) or ``contains`` (case-insensitive substring)."""
+    limit: int = 10
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FunctionTool(ToolBase):
+    """``function``: a pure function of its arguments with declared results."""
+
+    kind: ClassVar[str] = "function"
+    results: tuple[tuple[Mapping[str, Any], Mapping[str, Any]], ...] = ()
+    """(arguments, result) pairs, matched on equal arguments."""
+    default: Mapping[str, Any] | None = None
+    """The result for arguments no pair declares (else the call is an error)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallableTool(ToolBase):
+    """``python``: the team's callable, given the arguments and the principal."""
+
+    kind: ClassVar[str] = "python"
+    function: Callable[[Mapping[str, Any], Principal], Mapping[str, Any]] = field(compare=False)
+
+
+Tool = LookupTool | SearchTool | FunctionTool | CallableTool
+"""A tool is one of four kinds, as the world schema's ``oneOf`` says."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -102,18 +133,21 @@ class World:
         return World(tools=self.tools, data=data)
 
     def execute(self, tool: Tool, arguments: Mapping[str, Any], principal: Principal, approved: bool) -> Receipt:
-        """Run ``tool`` for ``principal``. Arguments choose the record, never who is asking."""
-        if tool.kind == "search":
-            return self._search(tool, arguments, principal)
-        if tool.access == "write" and not approved and tool.kind != "lookup":
-            return _approval_required(tool)
-        if tool.kind == "function":
-            return _function(tool, arguments)
-        if tool.kind == "python":
-            return _python(tool, arguments, principal)
-        return self._lookup(tool, arguments, principal, approved)
+        """Run ``tool`` for ``principal``. Arguments choose the record, never who is asking. A write other than a
+        lookup's is refused without approval before it runs (a lookup first checks the record is visible)."""
+        match tool:
+            case SearchTool():
+                return self._search(tool, arguments, principal)
+            case LookupTool():
+                return self._lookup(tool, arguments, principal, approved)
+            case _ if tool.access == "write" and not approved:
+                return _approval_required(tool)
+            case FunctionTool():
+                return _function(tool, arguments)
+            case CallableTool():
+                return _python(tool, arguments, principal)
 
-    def _lookup(self, tool: Tool, arguments: Mapping[str, Any], principal: Principal, approved: bool) -> Receipt:
+    def _lookup(self, tool: LookupTool, arguments: Mapping[str, Any], principal: Principal, approved: bool) -> Receipt:
         record_key = arguments.get(tool.key)
         record = self.data.get(tool.collection, {}).get(record_key) if isinstance(record_key, str) else None
         if record is None:
@@ -134,7 +168,7 @@ class World:
         evidence = {name: output.get(name) for name in tool.evidence}
         return Receipt(output=output, evidence=evidence)
 
-    def _search(self, tool: Tool, arguments: Mapping[str, Any], principal: Principal) -> Receipt:
+    def _search(self, tool: SearchTool, arguments: Mapping[str, Any], principal: Principal) -> Receipt:
         """The visible records whose filtered fields match the arguments given (an argument left out filters
         nothing), in key order, at most ``limit``; ``count`` says how many matched."""
         wanted = {field_name: str(arguments[argument]).casefold() for argument, field_name in tool.filters.items()
@@ -169,12 +203,12 @@ def _matches(actual: str, wanted: str, how: str) -> bool:
     return wanted in actual if how == "contains" else actual == wanted
 
 
-def _approval_required(tool: Tool) -> Receipt:
+def _approval_required(tool: ToolBase) -> Receipt:
     return Receipt(output={"error": "approval_required", "message": f"{tool.name} needs an approval"},
                    is_error=True, denied="approval_required")
 
 
-def _function(tool: Tool, arguments: Mapping[str, Any]) -> Receipt:
+def _function(tool: FunctionTool, arguments: Mapping[str, Any]) -> Receipt:
     result = next((result for when, result in tool.results if dict(when) == dict(arguments)), tool.default)
     if result is None:
         return Receipt(output={"error": "no_result", "message": f"{tool.name} declares no result for these arguments"},
@@ -183,10 +217,9 @@ def _function(tool: Tool, arguments: Mapping[str, Any]) -> Receipt:
     return Receipt(output=output, evidence={name: output.get(name) for name in tool.evidence})
 
 
-def _python(tool: Tool, arguments: Mapping[str, Any], principal: Principal) -> Receipt:
+def _python(tool: CallableTool, arguments: Mapping[str, Any], principal: Principal) -> Receipt:
     """The team's callable; an ``error`` key in what it returns makes the result an error, and
     ``permission_denied`` or ``approval_required`` there a denial."""
-    assert tool.function is not None
     output = tool.function(dict(arguments), principal)
     if not isinstance(output, Mapping):
         raise TypeError(f"tool {tool.name} returned {type(output).__name__}, not a mapping")
@@ -197,17 +230,20 @@ def _python(tool: Tool, arguments: Mapping[str, Any], principal: Principal) -> R
 
 
 def _tool(name: str, spec: Mapping[str, Any], load: Callable[[str], Any] | None) -> Tool:
+    """The tool of a schema-validated ``world.yaml`` entry, of the class its ``kind`` names."""
+    base: dict[str, Any] = {"name": name, "description": spec["description"], "access": spec.get("access", "read"),
+                            "parameters": spec["parameters"], "evidence": tuple(spec.get("evidence", ()))}
     kind = spec.get("kind", "lookup")
-    function = None
+    if kind == "search":
+        return SearchTool(**base, collection=spec.get("collection", ""), key=spec.get("key", ""),
+                          returns=tuple(spec.get("returns", ())), filters=spec.get("filters", {}),
+                          match=spec.get("match", "exact"), limit=spec.get("limit", 10))
+    if kind == "function":
+        return FunctionTool(**base, results=tuple((entry["when"], entry["result"]) for entry in spec.get("results",
+                            ())), default=spec.get("default"))
     if kind == "python":
         if load is None:
             raise ValueError(f"tool {name}: a python tool needs a loader")
-        function = load(spec["callable"])
-    return Tool(
-        name=name, description=spec["description"], access=spec.get("access", "read"),
-        parameters=spec["parameters"], collection=spec.get("collection", ""), key=spec.get("key", ""),
-        returns=tuple(spec.get("returns", ())), evidence=tuple(spec.get("evidence", ())), sets=spec.get("sets", {}),
-        kind=kind, filters=spec.get("filters", {}), match=spec.get("match", "exact"), limit=spec.get("limit", 10),
-        results=tuple((entry["when"], entry["result"]) for entry in spec.get("results", ())),
-        default=spec.get("default"), function=function,
-    )
+        return CallableTool(**base, function=load(spec["callable"]))
+    return LookupTool(**base, collection=spec.get("collection", ""), key=spec.get("key", ""),
+                      returns=tuple(spec.get("returns", ())), sets=spec.get("sets", {}))
