@@ -48,16 +48,8 @@ from conformance.engine.correlation import check_correlation  # noqa: E402
 from conformance.engine.registry import builtin_adapters  # noqa: E402
 from conformance.engine.runner import total_usage  # noqa: E402
 from conformance.engine.sanitize import report_safe  # noqa: E402
-from conformance.kit.adapter import (  # noqa: E402
-    Adapter,
-    ModelTurn,
-    Task,
-    ToolResult,
-    ToolResults,
-    ToolSpec,
-    TranscriptEntry,
-    UserMessage,
-)
+from conformance.kit.adapter import Adapter  # noqa: E402
+from conformance.kit.task import ModelTurn, Task, ToolResult, ToolResults, ToolSpec, TranscriptEntry, UserMessage  # noqa: E402
 from conformance.kit.types import KINDS, Empty, ModelResponse, Text  # noqa: E402
 from tests.mutations import (  # noqa: E402
     HOSTILE_JSON_TEXTS,

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from conformance.engine.classify import classify_response
-from conformance.kit.adapter import ModelTurn, Task, ToolResult, ToolResults, ToolSpec, UserMessage
+from conformance.kit.task import ModelTurn, Task, ToolResult, ToolResults, ToolSpec, UserMessage
 from conformance.providers.bedrock_converse import ADAPTER
 from conformance.providers.bedrock_converse.errors import ERROR_TYPES
 from conformance.providers.bedrock_converse.response import STOP_REASONS, classify_body

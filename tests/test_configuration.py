@@ -119,3 +119,15 @@ def test_only_the_configuration_names_code_to_import_and_no_config_imports_none(
     assert not marker.exists()
     assert cli("list", cwd=tmp_path).returncode == 0
     assert marker.read_text() == "evil"  # named by the repository's configuration: imported, as pytest would
+
+
+def test_list_providers_names_each_adapter_and_stack_with_what_it_is(tmp_path: Path) -> None:
+    assert cli("init", str(tmp_path)).returncode == 0
+    listed = cli("list", "--providers", cwd=tmp_path)
+    assert listed.returncode == 0
+    lines = {line.split()[0]: line for line in listed.stdout.splitlines()}
+    for provider in ("openai-responses", "openai-chat", "anthropic-messages", "gemini", "bedrock-converse",
+                     "app-openai-chat", "openai-chat@openai-sdk", "gemini@litellm"):
+        assert provider in lines
+        assert len(lines[provider].split(maxsplit=1)) == 2  # and what it is
+    assert "AWS Bedrock Converse" in lines["bedrock-converse"]

@@ -12,7 +12,7 @@ from typing import Any
 from conformance.engine.cases import load_cases
 from conformance.engine.registry import builtin_adapters
 from conformance.engine.runner import run_case
-from conformance.kit.adapter import Task, TranscriptEntry
+from conformance.kit.task import Task, TranscriptEntry
 from conformance.kit.types import ModelResponse
 from conformance.report.build import build_report, render_markdown
 from conformance.report.diff import compare

@@ -9,7 +9,7 @@ import pytest
 
 from conformance.engine.classify import classify_response
 from conformance.engine.correlation import check_correlation
-from conformance.kit.adapter import ModelTurn, Task, ToolResult, ToolResults, ToolSpec, UserMessage
+from conformance.kit.task import ModelTurn, Task, ToolResult, ToolResults, ToolSpec, UserMessage
 from conformance.providers.gemini import ADAPTER
 from conformance.providers.gemini.errors import RPC_STATUSES
 from conformance.providers.gemini.response import BLOCK_REASONS, FINISH_REASONS, classify_body

@@ -146,3 +146,29 @@ def test_the_vendor_scan_sees_what_it_looks_for(tmp_path: Path) -> None:
     found = vendor_facts(planted, "planted")
     assert sorted(fact.split(": ", 1)[1] for fact in found) == [
         "'OPENAI_BASE_URL'", "'bedrock-converse'", "'x-amzn-errortype'", "imports conformance.providers.gemini.errors"]
+
+
+def test_the_kit_is_one_public_surface() -> None:
+    kit = importlib.import_module("conformance.kit")
+    assert sorted(kit.__all__) == sorted(set(kit.__all__))
+    missing = [name for name in kit.__all__ if not hasattr(kit, name)]
+    assert not missing
+    # Every name an adapter of the kit's own providers imports from a kit module is on the surface.
+    used = set()
+    for path in (ROOT / "providers").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "") in {
+                    "conformance.kit.adapter", "conformance.kit.task", "conformance.kit.values"}:
+                used.update(alias.name for alias in node.names)
+    assert used and used <= set(kit.__all__), sorted(used - set(kit.__all__))
+
+
+def test_conformance_help_reads_the_parsers_only() -> None:
+    import subprocess
+    import sys
+
+    script = ("import sys\nfrom conformance.cli import build_parser\nbuild_parser()\n"
+              "print(sorted(name for name in sys.modules if name.startswith(('deepdiff', 'conformance.providers', "
+              "'conformance.engine.runner', 'syrupy', 'jsonschema'))))")
+    loaded = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True)
+    assert loaded.stdout.strip() == "[]", loaded.stdout

@@ -359,12 +359,12 @@ def test_the_follow_up_after_a_forced_call_sends_auto(provider: str) -> None:
 def test_a_loop_that_keeps_forcing_is_told_which_turn_may_carry_it() -> None:
     from conformance.engine.registry import builtin_adapters
     from conformance.engine.request_check import check_sent
-    from conformance.kit.adapter import ModelTurn, ToolResults, UserMessage
+    from conformance.kit.task import ModelTurn, ToolResults, UserMessage
 
     adapter = builtin_adapters()["openai-chat"]
     task = _forced_case().task
     call = CHAT.classify_body(fixture("openai-chat", "body-tool-call.json"))
-    from conformance.kit.adapter import ToolResult
+    from conformance.kit.task import ToolResult
 
     results = ToolResults(results=(ToolResult(call=call.calls[0], output={"status": "shipped"}),))
     first = adapter.build_request(task, [UserMessage(text=task.input)])
@@ -375,7 +375,7 @@ def test_a_loop_that_keeps_forcing_is_told_which_turn_may_carry_it() -> None:
 
 
 def test_a_new_user_message_after_the_forced_call_forces_again() -> None:
-    from conformance.kit.adapter import ModelTurn, ToolResult, ToolResults, UserMessage, task_for_turn
+    from conformance.kit.task import ModelTurn, ToolResult, ToolResults, UserMessage, task_for_turn
 
     task = _forced_case().task
     call = CHAT.classify_body(fixture("openai-chat", "body-tool-call.json"))

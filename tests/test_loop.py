@@ -12,7 +12,7 @@ from conformance.engine.cases import Case, Expectation, ProviderFixtures, Record
 from conformance.engine.cases import load_cases as _load_cases
 from conformance.engine.loop import run_loop
 from conformance.engine.world import Principal, Receipt, World
-from conformance.kit.adapter import ToolResults
+from conformance.kit.task import ToolResults
 from conformance.providers.openai_responses import ADAPTER
 from tests.helpers import CASES
 
@@ -39,7 +39,7 @@ def text(value: str) -> dict[str, Any]:
 def make_case(*bodies: Any, tools: tuple[Any, ...] = (GET_ORDER,), max_turns: int = 4, max_tool_calls: int = 4,
               output_schema: dict[str, Any] | None = None, approvals: frozenset[str] = frozenset(),
               answer_contains: tuple[str, ...] = (), status: int = 200) -> Case:
-    from conformance.kit.adapter import Task
+    from conformance.kit.task import Task
 
     turns = tuple(RecordedTurn(status=status if index == 0 and status != 200 else 200, headers={}, body=item,
                                source="inline") for index, item in enumerate(bodies))
@@ -310,7 +310,7 @@ def test_an_answer_with_nothing_to_check_says_so_and_a_verified_one_has_no_detai
 
 
 def test_every_follow_up_is_asked_in_order_after_its_answer() -> None:
-    from conformance.kit.adapter import Task
+    from conformance.kit.task import Task
 
     seen: list[Any] = []
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from conformance.engine.classify import classify_response
-from conformance.kit.adapter import ModelTurn, Task, ToolResult, ToolResults, UserMessage
+from conformance.kit.task import ModelTurn, Task, ToolResult, ToolResults, UserMessage
 from conformance.providers.openai_chat import ADAPTER
 from conformance.providers.openai_chat.response import FINISH_REASONS, classify_body
 from tests.helpers import fixture

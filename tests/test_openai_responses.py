@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from conformance.engine.classify import classify_response
-from conformance.kit.adapter import ModelTurn, Task, ToolResult, ToolResults, ToolSpec, UserMessage
+from conformance.kit.task import ModelTurn, Task, ToolResult, ToolResults, ToolSpec, UserMessage
 from conformance.providers.openai_responses import ADAPTER
 from conformance.providers.openai_responses.response import FAILED_CODES, INCOMPLETE_REASONS, classify_body
 from tests.helpers import fixture

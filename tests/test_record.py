@@ -453,7 +453,7 @@ def test_a_later_run_checks_the_adapter_still_sends_what_was_recorded(tmp_path: 
     (("--provider", "openai-chat"), "no upstream for openai-chat. Fix: pass --upstream openai-chat=URL"),
     (("--provider", "openai-chatt", "--upstream", "openai-chatt=http://127.0.0.1:9"), "unknown provider"),
     (("--provider", "openai-chat", "--upstream", "openai-chat=http://127.0.0.1:9", "--case", "nope"),
-     "no case 'nope'"),
+     "no case matches 'nope'"),
 ])
 def test_bad_record_input_is_a_clear_error(tmp_path: Path, arguments: tuple[str, ...], message: str) -> None:
     root = _copy(tmp_path, "normal")

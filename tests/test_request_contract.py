@@ -16,7 +16,8 @@ from conformance.engine.cases import load_cases
 from conformance.engine.registry import builtin_adapters
 from conformance.engine.request_check import check_requests
 from conformance.engine.runner import modes_for, run_case, run_case_with_requests
-from conformance.kit.adapter import Adapter, ModelTurn, SentEntry, SentResult, ToolResult, ToolResults, UserMessage
+from conformance.kit.adapter import Adapter, SentEntry, SentResult
+from conformance.kit.task import ModelTurn, ToolResult, ToolResults, UserMessage
 from conformance.kit.types import ToolCall, ToolCalls
 from conformance.report.build import build_report, render_markdown
 from tests.helpers import CASES

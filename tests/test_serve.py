@@ -31,7 +31,8 @@ from conformance.engine.loop import replay_turn
 from conformance.engine.registry import builtin_adapters
 from conformance.engine.request_check import check_sent
 from conformance.engine.runner import modes_for
-from conformance.kit.adapter import UserMessage, Wire
+from conformance.kit.adapter import Wire
+from conformance.kit.task import UserMessage
 from conformance.providers.bedrock_converse.eventstream import encode_jsonl
 from conformance.replay.router import Replay
 from conformance.replay.server import BackgroundServer, session_base

@@ -13,7 +13,7 @@ import pytest
 from conformance.engine.cases import load_cases
 from conformance.engine.registry import builtin_adapters
 from conformance.engine.runner import modes_for, run_case
-from conformance.kit.adapter import Task, TranscriptEntry
+from conformance.kit.task import Task, TranscriptEntry
 from conformance.kit.types import ModelResponse
 from conformance.providers.openai_chat.request import build_request
 from conformance.report.findings import OVERRIDDEN, compare_rows

@@ -14,6 +14,9 @@ def add_parser(commands: Any) -> None:
     listing = commands.add_parser("list", help="list the cases and what each proves")
     add_case_options(listing, size=False)
     listing.add_argument("--markdown", action="store_true", help="print the case table of docs/cases.md")
+    listing.add_argument("--providers", action="store_true",
+                         help="list the adapters and stacks (built-in and configured), each with what it is, "
+                              "instead of the cases")
 
 
 def run(arguments: argparse.Namespace) -> int:
@@ -23,6 +26,15 @@ def run(arguments: argparse.Namespace) -> int:
     from conformance.report.catalogue import render_catalogue
 
     config = configured(arguments)
+    if arguments.providers:
+        for adapter in select_adapters(None, config.adapters).values():
+            print(terminal_safe(f"{adapter.id:<24} {adapter.description}"))
+        from conformance.stacks.stack import select_stacks
+
+        for stack in select_stacks(["all", *config.stacks]):
+            why = stack.skip_reason()
+            print(terminal_safe(f"{stack.row_id:<36} {stack.description}" + (f" (cannot run: {why})" if why else "")))
+        return EXIT_OK
     cases = load_cases(config.roots, known_providers=select_adapters(None, config.adapters))
     if arguments.markdown:
         print(terminal_safe(render_catalogue(cases)), end="")

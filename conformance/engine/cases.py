@@ -17,7 +17,7 @@ from conformance.engine.schemas import schema_definition_problems, schema_errors
 from conformance.engine.world import Principal, World
 from conformance.engine.yamlfile import MAX_FILE_BYTES, escape_pointer, line_for, load_yaml
 from conformance.errors import InputError, Problem
-from conformance.kit.adapter import Task
+from conformance.kit.task import Task
 
 CASE_FILE = "case.yaml"
 WORLD_FILE = "world.yaml"

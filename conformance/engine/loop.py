@@ -19,17 +19,10 @@ from conformance.engine.rows import Mode
 from conformance.engine.schemas import compiled
 from conformance.engine.world import LookupTool, Receipt
 from conformance.errors import InputError, Problem
-from conformance.kit.adapter import (
-    Adapter,
-    ModelTurn,
-    ToolResult,
-    ToolResults,
-    TranscriptEntry,
-    UserMessage,
-    task_for_turn,
-)
+from conformance.kit.adapter import Adapter
 from conformance.kit.jsontext import parse_json
 from conformance.kit.sse import read_chunks
+from conformance.kit.task import ModelTurn, ToolResult, ToolResults, TranscriptEntry, UserMessage, task_for_turn
 from conformance.kit.types import InvalidToolCall, ModelResponse, Text, ToolCall, ToolCalls
 
 

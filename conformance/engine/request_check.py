@@ -19,14 +19,11 @@ from typing import Any
 
 from conformance.engine.rows import Mode
 from conformance.errors import InputError, Problem
-from conformance.kit.adapter import (
+from conformance.kit.adapter import Adapter, RequestParts, SentEntry, SentPrefix, SentResult
+from conformance.kit.jsontext import parse_json
+from conformance.kit.task import (
     FORCING_CHOICES,
-    Adapter,
     ModelTurn,
-    RequestParts,
-    SentEntry,
-    SentPrefix,
-    SentResult,
     Task,
     ToolResults,
     TranscriptEntry,
@@ -34,7 +31,6 @@ from conformance.kit.adapter import (
     called_since_user,
     task_for_turn,
 )
-from conformance.kit.jsontext import parse_json
 
 
 def canonical(value: Any) -> str:

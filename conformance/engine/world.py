@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from conformance.kit.adapter import ToolSpec
+from conformance.kit.task import ToolSpec
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

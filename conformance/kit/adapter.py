@@ -1,4 +1,5 @@
-"""What an adapter is: the neutral task, the transcript it replays, and the record of its pure functions.
+"""What an adapter is: the record of its pure functions, how its API travels over HTTP (``Wire``), and its readings
+of its own requests (``RequestParts``, ``Sent*``); the task and transcript it is handed are ``conformance.kit.task``.
 
 An adapter never does I/O. The engine hands it a task and a transcript and gets a wire request back;
 it hands it a status, headers and a body (or a stream) and gets one contract kind back.
@@ -6,92 +7,14 @@ it hands it a status, headers and a body (or a stream) and gets one contract kin
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from typing import Any
 
 from conformance.kit.stream import StreamResult
-from conformance.kit.types import ModelResponse, ToolCall
-
-ToolChoice = Literal["auto", "none", "required", "tool"]
-"""The neutral tool choices of ``Task.tool_choice``."""
-TOOL_CHOICES: tuple[ToolChoice, ...] = get_args(ToolChoice)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolSpec:
-    """A tool offered to the model, in neutral form."""
-
-    name: str
-    """The tool name the model must use."""
-    description: str
-    """What the tool does, for the model."""
-    parameters: Mapping[str, Any]
-    """The JSON Schema of the tool's arguments."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Task:
-    """The neutral task every vendor receives."""
-
-    instructions: str
-    """The system/developer instructions (part of the static prefix)."""
-    input: str
-    """The first user message."""
-    tools: tuple[ToolSpec, ...] = ()
-    """The tools offered, in a fixed order (part of the static prefix)."""
-    output_schema: Mapping[str, Any] | None = None
-    """A JSON Schema the final answer must satisfy, or None for free text."""
-    output_schema_name: str = "answer"
-    """The name some vendors require beside an output schema."""
-    max_output_tokens: int = 1024
-    """The output token cap sent to the vendor."""
-    tool_choice: ToolChoice = "auto"
-    """``auto``, ``none``, ``required`` or ``tool`` (then ``tool_name`` names the forced tool)."""
-    tool_name: str | None = None
-    """The forced tool when ``tool_choice`` is ``tool``."""
-    follow_ups: tuple[str, ...] = ()
-    """Further user messages, each sent after the previous answer (a multi-turn conversation)."""
-    model: str = "model-under-test"
-    """The model name written into requests; fixtures decide what answered."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class UserMessage:
-    """A user turn in the transcript."""
-
-    text: str
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ModelTurn:
-    """A model response in the transcript; its ``output_items`` are re-sent verbatim."""
-
-    response: ModelResponse
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolResult:
-    """The result of one executed (or refused) call, echoing the call's id."""
-
-    call: ToolCall
-    """The call this result answers."""
-    output: Mapping[str, Any]
-    """The result object sent back to the model."""
-    is_error: bool = False
-    """True when the call was refused or failed (denied, unknown tool, bad arguments)."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolResults:
-    """All results answering one model turn, sent together."""
-
-    results: tuple[ToolResult, ...]
-
-
-TranscriptEntry = UserMessage | ModelTurn | ToolResults
+from conformance.kit.task import Task, ToolChoice, TranscriptEntry
+from conformance.kit.types import ModelResponse
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -170,6 +93,7 @@ class RequestParts:
 
 
 SSE_CONTENT_TYPE = "text/event-stream; charset=utf-8"
+
 
 Signer = Callable[[str, str, dict[str, str], bytes], dict[str, str]]
 """Re-signs one forwarded request: (method, url, headers, body) → the headers to send."""
@@ -292,37 +216,6 @@ def _drop(container: dict[str, Any], path: tuple[str, ...]) -> None:
         container[head] = inner
 
 
-FORCING_CHOICES: tuple[ToolChoice, ...] = ("required", "tool")
-"""Tool choices that make the model call a tool; a loop sends them until it has."""
-
-
-def task_for_turn(task: Task, transcript: Sequence[TranscriptEntry]) -> Task:
-    """The task as the loop sends it after ``transcript``.
-
-    A forcing tool choice (``required``, or ``tool`` with ``tool_name``) holds until the model has called a tool
-    since the last user message; once the results of that call go back, the request carries ``auto``. With the
-    forced choice kept, the model would have to call a tool again and could never answer; loops reset it (the OpenAI
-    Agents SDK's ``reset_tool_choice``). docs/contract.md, "Requests".
-    """
-    if task.tool_choice not in FORCING_CHOICES or not called_since_user(
-            "results" if isinstance(entry, ToolResults) else "user" if isinstance(entry, UserMessage) else "model"
-            for entry in transcript):
-        return task
-    return dataclasses.replace(task, tool_choice="auto", tool_name=None)
-
-
-def called_since_user(roles: Iterable[str]) -> bool:
-    """True when, in a conversation given by its entries' roles (``user``, ``model``, ``results``), tool results
-    follow the last user message."""
-    called = False
-    for role in roles:
-        if role == "user":
-            called = False
-        elif role == "results":
-            called = True
-    return called
-
-
 def merged(entries: Iterable[SentEntry]) -> list[SentEntry]:
     """Adjacent entries of one role as one entry: the results of a Chat or Responses turn travel as one message or
     item each, but answer one model turn together; a model turn spread over several items is one turn."""
@@ -342,35 +235,3 @@ def merged(entries: Iterable[SentEntry]) -> list[SentEntry]:
 def result_pairs(entries: Iterable[SentEntry]) -> list[tuple[str | None, str | None]]:
     """Every result of a conversation, in order, as ``RequestParts.results`` wants them."""
     return [(result.call_id, result.name) for entry in entries if entry.role == "results" for result in entry.results]
-
-
-def text_of(value: Any, key: str = "text") -> str | None:
-    """A slot's text: a string as is, or the ``key`` strings of a list of blocks or parts joined; None when the slot
-    holds no text."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        texts = [block[key] for block in value if isinstance(block, Mapping) and isinstance(block.get(key), str)]
-        return "".join(texts) if texts else None
-    return None
-
-
-def string_or_none(value: Any) -> str | None:
-    """``value`` when it is a string, else None (read back from a request that may be anything)."""
-    return value if isinstance(value, str) else None
-
-
-def int_or_none(value: Any) -> int | None:
-    """``value`` when it is an integer (not a bool), else None."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def list_or_empty(value: Any) -> list[Any]:
-    """``value`` when it is a list, else [] (read back from a request that may be anything)."""
-    return value if isinstance(value, list) else []
-
-
-def description_of(tool: Mapping[str, Any]) -> str:
-    """A tool's description as sent, "" when it carries none."""
-    value = tool.get("description")
-    return value if isinstance(value, str) else ""

@@ -311,7 +311,7 @@ def _usage_table(rows: list[Row], providers: list[str]) -> list[str]:
              "| provider | " + " | ".join(short[name] for name in USAGE_FIELDS) + " |",
              "|---|" + "---:|" * len(USAGE_FIELDS)]
     for provider in providers:
-        usages = [body[case, provider]["usage"] or {} for case in comparable if (case, provider) in body]
+        usages = [body[case, provider].get("usage") or {} for case in comparable if (case, provider) in body]
         cells = []
         for name in USAGE_FIELDS:
             known = [value for usage in usages if (value := usage.get(name)) is not None]
@@ -325,7 +325,7 @@ def _usage_table(rows: list[Row], providers: list[str]) -> list[str]:
               "| case | " + " | ".join(escape_cell(provider) for provider in providers) + " |",
               "|---|" + "---:|" * len(providers)]
     for case in comparable:
-        totals = [(body[case, provider]["usage"] or {}).get("total_tokens") if (case, provider) in body else None
+        totals = [(body[case, provider].get("usage") or {}).get("total_tokens") if (case, provider) in body else None
                   for provider in providers]
         lines.append(f"| {escape_cell(case)} | " + " | ".join("null" if total is None else str(total)
                                                               for total in totals) + " |")
@@ -345,7 +345,7 @@ def _request_table(rows: list[Row], providers: list[str]) -> list[str]:
         sizes = sorted({record["prefix_bytes"] for record in records})
         size = "—" if not sizes else str(sizes[0]) if len(sizes) == 1 else f"{sizes[0]}–{sizes[-1]}"
         moved = sum(1 for row in body if any("static prefix changed" in problem
-                                             for problem in (row["correlation"] or {"problems": []})["problems"]))
+                                             for problem in _correlation_problems(row)))
         failed = [row for row in body if any(failure.startswith("request: ") for failure in row["failures"])]
         unchecked = sum(1 for record in records if not record["checked"])
         lines.append(f"| {escape_cell(provider)} | {len(records)} | {size} | "
@@ -365,3 +365,9 @@ def render_reports(report: dict[str, Any]) -> dict[str, str]:
 def write_reports(report: dict[str, Any], directory: Path) -> list[Path]:
     """Render the three reports, then write them as one set (``conformance.report.files``)."""
     return reportfiles.write_reports(render_reports(report), directory)
+
+
+def _correlation_problems(row: Row) -> list[str]:
+    """The row's correlation problems; none when it has no correlation (an error row, a row written without)."""
+    correlation = row.get("correlation")
+    return correlation["problems"] if correlation else []

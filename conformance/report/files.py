@@ -25,7 +25,6 @@ from filelock import FileLock, Timeout
 from conformance.engine.sanitize import terminal_safe
 from conformance.errors import InputError, Problem
 
-REPORT_NAMES = ("report.json", "report.md", "report.html")
 CURRENT = ".current"
 SETS = ".sets"
 LOCK = ".report.lock"

@@ -46,15 +46,6 @@ def normalized_row(row: Row) -> dict[str, Any]:
     }
 
 
-def folded_rows(rows: Mapping[str, Row]) -> dict[str, Any]:
-    """One case × provider's normalized rows keyed by mode, a stream row that normalizes exactly like its body
-    twin written as ``"same as body"``: the snapshot shows a stream only where it differs from the body."""
-    normalized = {mode: {key: value for key, value in normalized_row(row).items() if key != "mode"}
-                  for mode, row in rows.items()}
-    body = normalized.get("body")
-    return {mode: SAME_AS_BODY if mode != "body" and entry == body else entry for mode, entry in normalized.items()}
-
-
 # ---- Snapshot files of the pytest case items ---------------------------------------------------------------------
 
 SNAPSHOT_FOLDER = "__snapshots__"

@@ -16,7 +16,8 @@ from conformance.engine.fixtures import RecordedTurn
 from conformance.engine.loop import LoopRun, run_loop
 from conformance.engine.registry import builtin_adapters
 from conformance.engine.rows import Mode, Row
-from conformance.kit.adapter import Adapter, TranscriptEntry, task_for_turn
+from conformance.kit.adapter import Adapter
+from conformance.kit.task import TranscriptEntry, task_for_turn
 from conformance.kit.types import ModelResponse
 from conformance.replay.router import Replay
 from conformance.replay.server import BackgroundServer, session_base

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 from conformance.engine.cases import Expectation
 from conformance.errors import InputError, Problem
-from conformance.kit.adapter import Task, TranscriptEntry
+from conformance.kit.task import Task, TranscriptEntry
 from conformance.kit.types import ModelResponse
 
 

@@ -109,7 +109,8 @@ class _Assembly:
             # Kept as the string it is, so classify_body reports the call as not runnable.
             self.blocks[index]["input"] = joined
 
-    def _string(self, index: int, name: str) -> str:
+    def _joined(self, index: int, name: str) -> str:
+        """A block's string field: its start, and every delta after it."""
         start = self.blocks[index].get(name)
         pieces = self.strings.get((index, name))
         return (start if isinstance(start, str) else "") + (pieces.value() if pieces else "")
@@ -122,7 +123,7 @@ class _Assembly:
             block = dict(self.blocks[index])
             for _, name in TEXT_DELTAS.values():
                 if (index, name) in self.strings:
-                    block[name] = self._string(index, name)
+                    block[name] = self._joined(index, name)
             content.append(block)
         body = dict(self.message) if self.message is not None else {}
         body["content"] = content
@@ -133,7 +134,7 @@ class _Assembly:
 
     def partial_text(self) -> list[str]:
         texts = [index for index in sorted(self.blocks) if self.blocks[index].get("type") == "text"]
-        return [self._string(index, "text") for index in texts]
+        return [self._joined(index, "text") for index in texts]
 
     def identity(self) -> dict[str, str | None]:
         message = self.message or {}

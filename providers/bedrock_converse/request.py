@@ -7,28 +7,19 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from conformance.kit.adapter import (
-    ModelTurn,
     RequestParts,
     SentEntry,
     SentPrefix,
     SentResult,
     SentTool,
-    Task,
-    ToolChoice,
-    ToolResults,
-    TranscriptEntry,
-    UserMessage,
-    description_of,
-    int_or_none,
-    list_or_empty,
     merged,
     request_history,
     request_prefix,
     result_pairs,
-    string_or_none,
-    text_of,
 )
 from conformance.kit.calls import compact_json
+from conformance.kit.task import ModelTurn, Task, ToolChoice, ToolResults, TranscriptEntry, UserMessage
+from conformance.kit.values import description_of, int_or_none, list_or_empty, string_or_none, text_of
 
 # Task.tool_choice → the member of Converse `toolChoice` (service model `ToolChoice`: auto | any | tool).
 # Converse has no `none` choice (botocore bedrock-runtime ToolChoice): `toolChoice` is left out, which means "auto", and

@@ -11,6 +11,7 @@ from typing import Any
 
 from conformance.kit.http import Wordings, default_error, error_kind, parse_duration, parse_retry_after
 from conformance.kit.types import ModelResponse, RetryableError
+from conformance.kit.values import nonempty_string_or_none
 
 # error.status (google.rpc.Code name) → (retryable?, reason); ai.google.dev/gemini-api/docs/troubleshooting;
 # ai.google.dev/gemini-api/docs/rate-limits. Statuses not named
@@ -53,8 +54,8 @@ QUOTA_FAILURE_TYPE = "google.rpc.QuotaFailure"
 def classify_error(status: int, body: Any, headers: Mapping[str, str]) -> ModelResponse:
     """HTTP status, Gemini error body and lower-cased headers → one contract kind."""
     error = _unwrap(body)
-    rpc_status = _string(error.get("status"))
-    message = _string(error.get("message")) or (body.strip()[:500] if isinstance(body, str) else None)
+    rpc_status = nonempty_string_or_none(error.get("status"))
+    message = nonempty_string_or_none(error.get("message")) or (body.strip()[:500] if isinstance(body, str) else None)
     details = error.get("details")
     details = [entry for entry in details if isinstance(entry, dict)] if isinstance(details, list) else []
     raw = f"http={status}/{rpc_status}" if rpc_status else f"http={status}"
@@ -73,8 +74,8 @@ def classify_stream_error(frame: Any) -> ModelResponse:
     error = _unwrap(frame)
     code = error.get("code")
     code = code if isinstance(code, int) and not isinstance(code, bool) else None
-    rpc_status = _string(error.get("status"))
-    message = _string(error.get("message"))
+    rpc_status = nonempty_string_or_none(error.get("status"))
+    message = nonempty_string_or_none(error.get("message"))
     details = error.get("details")
     details = [entry for entry in details if isinstance(entry, dict)] if isinstance(details, list) else []
     named = "/".join(str(value) for value in (code, rpc_status) if value is not None)
@@ -115,7 +116,7 @@ def _is_daily_quota(message: str | None, details: list[Mapping[str, Any]]) -> bo
         for violation in violations if isinstance(violations, list) else []:
             if not isinstance(violation, dict):
                 continue
-            names = (_string(violation.get(key)) or "" for key in ("quotaId", "quotaMetric"))
+            names = (nonempty_string_or_none(violation.get(key)) or "" for key in ("quotaId", "quotaMetric"))
             if any(PER_DAY_QUOTA in _squash(name) for name in names):
                 return True
     return False
@@ -138,9 +139,6 @@ def _has_type(entry: Mapping[str, Any], type_name: str) -> bool:
 def _squash(text: str) -> str:
     return text.lower().replace("_", "").replace("-", "")
 
-
-def _string(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
 
 
 def error_reply(status: int, message: str) -> tuple[dict[str, str], dict[str, Any]]:

@@ -7,27 +7,18 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from conformance.kit.adapter import (
-    ModelTurn,
     RequestParts,
     SentEntry,
     SentPrefix,
     SentResult,
     SentTool,
-    Task,
-    ToolChoice,
-    ToolResult,
-    TranscriptEntry,
-    UserMessage,
-    description_of,
-    int_or_none,
-    list_or_empty,
     merged,
     request_history,
     request_prefix,
     result_pairs,
-    string_or_none,
-    text_of,
 )
+from conformance.kit.task import ModelTurn, Task, ToolChoice, ToolResult, TranscriptEntry, UserMessage
+from conformance.kit.values import description_of, int_or_none, list_or_empty, string_or_none, text_of
 
 # task.tool_choice → functionCallingConfig.mode. `ANY` means "must call a function"; a forced tool is
 # `ANY` narrowed by allowedFunctionNames (google.genai.types.FunctionCallingConfig).

@@ -8,6 +8,7 @@ from typing import Any
 
 from conformance.kit.calls import call_from_object
 from conformance.kit.types import ModelResponse, Refusal, Unsupported
+from conformance.kit.values import string_or_none
 from conformance.kit.verdict import (
     ANSWER,
     Content,
@@ -109,8 +110,8 @@ def classify_body(body: Any) -> ModelResponse:
     if not isinstance(body, dict):
         return Unsupported(raw=f"body={type(body).__name__}", raw_type=f"body of type {type(body).__name__}")
     common: dict[str, Any] = {
-        "response_id": _string(body.get("responseId")),
-        "model": _string(body.get("modelVersion")),
+        "response_id": string_or_none(body.get("responseId")),
+        "model": string_or_none(body.get("modelVersion")),
         "usage": normalize_usage(body.get("usageMetadata")),
     }
     candidates = body.get("candidates")
@@ -121,10 +122,10 @@ def classify_body(body: Any) -> ModelResponse:
         return Unsupported(raw="candidates[0]", raw_type="candidates[0] is not an object", **common)
     content = candidate.get("content")
     common["output_items"] = (content,) if isinstance(content, dict) else ()
-    finish_message = _string(candidate.get("finishMessage"))
+    finish_message = string_or_none(candidate.get("finishMessage"))
     details: dict[str, Any] = {"finish_message": finish_message} if finish_message else {}
     # CONTINUATION: the token the next request sends to resume the answer; without it there is nothing to continue.
-    token = _string(candidate.get("continuationToken"))
+    token = string_or_none(candidate.get("continuationToken"))
     if token:
         details["continuation_token"] = token
     if details:
@@ -144,7 +145,7 @@ def without_candidates(feedback: Any, common: dict[str, Any]) -> ModelResponse:
     feedback = feedback if isinstance(feedback, dict) else {}
     block = feedback.get("blockReason")
     if isinstance(block, str) and block:
-        message = _string(feedback.get("blockReasonMessage"))
+        message = string_or_none(feedback.get("blockReasonMessage"))
         details = {"block_reason_message": message} if message else {}
         return Refusal(raw=f"promptFeedback.blockReason={block}", source="filter", provider_details=details, **common)
     return Unsupported(raw="candidates", raw_type="a body without candidates[0] or promptFeedback.blockReason",
@@ -211,7 +212,3 @@ def _scan_call(function_call: Any, index: int, scan: _Scan) -> None:
         scan.calls.append(call_from_object(synthesized, name, arguments, synthesized_id=True))
     else:
         scan.calls.append(call_from_object(call_id, name, arguments))
-
-
-def _string(value: Any) -> str | None:
-    return value if isinstance(value, str) else None

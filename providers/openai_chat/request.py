@@ -7,25 +7,18 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from conformance.kit.adapter import (
-    ModelTurn,
     RequestParts,
     SentEntry,
     SentPrefix,
     SentResult,
     SentTool,
-    Task,
-    ToolChoice,
-    TranscriptEntry,
-    UserMessage,
-    description_of,
-    int_or_none,
     merged,
     request_history,
     request_prefix,
     result_pairs,
-    string_or_none,
-    text_of,
 )
+from conformance.kit.task import ModelTurn, Task, ToolChoice, TranscriptEntry, UserMessage
+from conformance.kit.values import description_of, int_or_none, string_or_none, text_of
 
 
 def build_request(task: Task, transcript: Sequence[TranscriptEntry]) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from typing import Any
 
 from conformance.kit.calls import call_from_json_string
 from conformance.kit.types import ModelResponse, ToolCall, Unsupported
+from conformance.kit.values import string_or_none
 from conformance.kit.verdict import (
     ANSWER,
     Content,
@@ -49,8 +50,8 @@ def classify_body(body: Any) -> ModelResponse:
     if not isinstance(body, dict):
         return Unsupported(raw=f"body={type(body).__name__}", raw_type=f"body of type {type(body).__name__}")
     common: dict[str, Any] = {
-        "response_id": _string(body.get("id")),
-        "model": _string(body.get("model")),
+        "response_id": string_or_none(body.get("id")),
+        "model": string_or_none(body.get("model")),
         "usage": normalize_usage(body.get("usage")),
     }
     choices = body.get("choices")
@@ -127,7 +128,3 @@ def _json_type(value: Any) -> str:
     """The JSON name of a decoded value's type."""
     names = {dict: "object", list: "array", bool: "boolean", int: "number", float: "number", str: "string"}
     return names.get(type(value), type(value).__name__)
-
-
-def _string(value: Any) -> str | None:
-    return value if isinstance(value, str) else None

@@ -7,6 +7,7 @@ from typing import Any
 
 from conformance.kit.http import Wordings, default_error, error_kind, parse_retry_after
 from conformance.kit.types import InvalidToolCall, ModelResponse, Refusal
+from conformance.kit.values import nonempty_string_or_none
 
 # error.code / error.type → (retryable?, reason). A 429 with insufficient_quota is billing, not a rate
 # limit (langchain-ai/langchainjs#1929); context_length_exceeded is a 400 (platform.openai.com/docs/guides/error-codes).
@@ -72,9 +73,10 @@ def classify_error(status: int, body: Any, headers: Mapping[str, str]) -> ModelR
     # xAI sends `{"code": "<a sentence>", "error": "<the message>"}`: the string is the message.
     message = error.strip()[:500] if isinstance(error, str) and error.strip() else None
     error = error if isinstance(error, dict) else {}
-    code = _string(error.get("code"))
-    error_type = _string(error.get("type"))
-    message = _string(error.get("message")) or message or (body.strip()[:500] if isinstance(body, str) else None)
+    code = nonempty_string_or_none(error.get("code"))
+    error_type = nonempty_string_or_none(error.get("type"))
+    message = nonempty_string_or_none(error.get("message")) or message \
+        or (body.strip()[:500] if isinstance(body, str) else None)
     label = code or error_type
     raw = f"http={status}/{label}" if label else f"http={status}"
 
@@ -95,9 +97,9 @@ def classify_stream_error(error: Any) -> ModelResponse:
     if isinstance(error, str):
         error = {"message": error}  # `{"error": "…"}`: a bare message, nothing else to go on
     error = error if isinstance(error, dict) else {}
-    code = _string(error.get("code"))
-    error_type = _string(error.get("type"))
-    message = _string(error.get("message"))
+    code = nonempty_string_or_none(error.get("code"))
+    error_type = nonempty_string_or_none(error.get("type"))
+    message = nonempty_string_or_none(error.get("message"))
     # The status travels as `status_code` (Groq) or as an integer `code` (OpenRouter, vLLM).
     status = next((value for value in (error.get("status_code"), error.get("code")) if _is_status(value)), None)
     label = code or error_type or (str(status) if status is not None else None)
@@ -120,7 +122,7 @@ def _model_signal(code: str | None, error_type: str | None, error: Mapping[str, 
     if code in FILTER_CODES or error_type in FILTER_CODES:
         return Refusal(raw=raw, source="filter", text=message)
     if code in MALFORMED_CALL_CODES:
-        generation = _string(error.get("failed_generation"))
+        generation = nonempty_string_or_none(error.get("failed_generation"))
         details = {"failed_generation": generation} if generation else {}
         return InvalidToolCall(raw=raw, detail=message or f"the server rejected the model's tool call ({code})",
                                provider_details=details)
@@ -150,7 +152,3 @@ def _decide(
 
 def _is_status(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and 400 <= value <= 599
-
-
-def _string(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None

@@ -8,6 +8,7 @@ from typing import Any
 
 from conformance.kit.calls import call_from_json_string
 from conformance.kit.types import FatalError, ModelResponse, Unsupported
+from conformance.kit.values import string_or_none
 from conformance.kit.verdict import ANSWER, Content, Refused, Truncated, Verdict, decides_alone, resolve
 from conformance.providers.openai_responses.failures import FAILED_CODES, classify_failure
 from conformance.providers.openai_responses.usage import normalize_usage
@@ -85,8 +86,8 @@ def classify_body(body: Any) -> ModelResponse:
     if not isinstance(body, dict):
         return Unsupported(raw=f"body={type(body).__name__}", raw_type=f"body of type {type(body).__name__}")
     common: dict[str, Any] = {
-        "response_id": _string(body.get("id")),
-        "model": _string(body.get("model")),
+        "response_id": string_or_none(body.get("id")),
+        "model": string_or_none(body.get("model")),
         "usage": normalize_usage(body.get("usage")),
     }
     output = body.get("output")
@@ -200,7 +201,3 @@ def _scan_message(item: Mapping[str, Any], index: int, scan: _Scan) -> None:
 def _failed(error: Any, common: dict[str, Any]) -> ModelResponse:
     code = error.get("code") if isinstance(error, dict) else None
     return classify_failure(code if isinstance(code, str) else None, error, f"status=failed/{code}", common)
-
-
-def _string(value: Any) -> str | None:
-    return value if isinstance(value, str) else None

@@ -20,6 +20,7 @@ from typing import Any
 from conformance.kit.sse import iter_events
 from conformance.kit.stream import StreamResult, StreamSummary, interrupted, parse_event
 from conformance.kit.types import ModelResponse
+from conformance.kit.values import nonempty_string_or_none
 from conformance.providers.openai_responses.response import classify_body, classify_failure
 
 TERMINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "response.failed"})
@@ -164,18 +165,15 @@ def _stream_failure(event: dict[str, Any], failed: dict[str, Any] | None, assemb
     """An ``error`` event, and the ``response.failed`` that may follow it, as one failed response."""
     identity = {"response_id": assembly.response_id, "model": assembly.model}
     failed_error = failed.get("error") if failed is not None else None
-    if failed is not None and isinstance(failed_error, dict) and _string(failed_error.get("code")):
+    if failed is not None and isinstance(failed_error, dict) and nonempty_string_or_none(failed_error.get("code")):
         body = {"id": identity["response_id"], "model": identity["model"], **failed, "status": "failed"}
         return classify_body(body)
     nested = event.get("error")
     if isinstance(nested, dict):
         error: dict[str, Any] = nested
-        code = _string(nested.get("code")) or _string(nested.get("type"))
+        code = nonempty_string_or_none(nested.get("code")) or nonempty_string_or_none(nested.get("type"))
     else:
-        error, code = event, _string(event.get("code"))  # the SDK's flat shape: `type` is always "error"
+        # The SDK's flat shape: `type` is always "error".
+        error, code = event, nonempty_string_or_none(event.get("code"))
     raw = f"stream error={code}" if code else "stream error"
     return classify_failure(code, error, raw, identity)
-
-
-def _string(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None

@@ -7,7 +7,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from conformance.kit.adapter import ModelTurn, Task, ToolResults, TranscriptEntry, UserMessage
+from conformance.kit.task import ModelTurn, Task, ToolResults, TranscriptEntry, UserMessage
 from conformance.kit.types import ModelResponse, RetryableError, Text, Unsupported
 from conformance.stacks.stack import Endpoint
 

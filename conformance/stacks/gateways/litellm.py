@@ -25,8 +25,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from conformance.engine.registry import builtin_adapters
-from conformance.kit.adapter import Task, TranscriptEntry
 from conformance.kit.calls import call_from_json_string
+from conformance.kit.task import Task, TranscriptEntry
 from conformance.kit.types import ModelResponse, RetryableError, Unsupported, Usage
 from conformance.kit.usage import count
 from conformance.kit.verdict import Content, resolve

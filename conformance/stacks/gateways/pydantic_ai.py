@@ -26,8 +26,8 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from conformance.kit.adapter import ModelTurn, Task, ToolResults, TranscriptEntry, UserMessage
 from conformance.kit.calls import call_from_json_string, call_from_object
+from conformance.kit.task import ModelTurn, Task, ToolResults, TranscriptEntry, UserMessage
 from conformance.kit.types import ModelResponse, RetryableError, Unsupported, Usage
 from conformance.kit.verdict import ANSWER, Content, Verdict, resolve
 from conformance.providers.anthropic_messages.response import STOP_REASONS as ANTHROPIC_STOPS

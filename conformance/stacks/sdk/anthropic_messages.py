@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from conformance.engine.cases import Expectation
-from conformance.kit.adapter import Task, TranscriptEntry
 from conformance.kit.calls import call_from_object
+from conformance.kit.task import Task, TranscriptEntry
 from conformance.kit.types import ModelResponse, RetryableError, Unsupported
 from conformance.kit.verdict import Content, Refused, resolve
 from conformance.providers.anthropic_messages.errors import classify_error

@@ -18,7 +18,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from conformance.kit.adapter import Task, TranscriptEntry
+from conformance.kit.task import Task, TranscriptEntry
 from conformance.kit.types import ModelResponse
 from conformance.providers.bedrock_converse.errors import classify_error
 from conformance.providers.bedrock_converse.request import build_request

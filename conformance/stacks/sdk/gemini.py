@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from conformance.engine.cases import Expectation
-from conformance.kit.adapter import Task, TranscriptEntry
+from conformance.kit.task import Task, TranscriptEntry
 from conformance.kit.types import ModelResponse
 from conformance.providers.gemini.errors import classify_error
 from conformance.providers.gemini.request import build_request

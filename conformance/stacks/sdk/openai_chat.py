@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from conformance.kit.adapter import Task, TranscriptEntry
 from conformance.kit.calls import call_from_json_string
+from conformance.kit.task import Task, TranscriptEntry
 from conformance.kit.types import ModelResponse, RetryableError, Unsupported
 from conformance.kit.verdict import Content, resolve
 from conformance.providers.openai_chat.request import build_request
