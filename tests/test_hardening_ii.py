@@ -251,21 +251,6 @@ def test_diff_refuses_duplicate_rows_other_versions_and_malformed_rows(tmp_path:
         assert "Traceback" not in completed.stderr
 
 
-def test_pytest_refuses_two_case_folders_holding_one_case_id(tmp_path: Path) -> None:
-    for name in ("a", "b"):
-        folder = tmp_path / name
-        folder.mkdir()
-        shutil.copy(CASES / "world.yaml", folder)
-        shutil.copytree(CASES / "normal", folder / "normal")
-    completed = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "conformance.pytest_plugin",
-                                "--conformance-report=", "-p", "no:cacheprovider", "--conformance-cases",
-                                str(tmp_path / "a"), "--conformance-cases", str(tmp_path / "b"),
-                                "-o", "conformance_snapshots=false", "--rootdir", str(tmp_path)],
-                               capture_output=True, text=True, cwd=tmp_path, timeout=120, check=False)
-    assert completed.returncode != 0
-    assert "duplicate case id 'normal'" in completed.stdout
-
-
 # ---- 7. Free-text verification ---------------------------------------------------------------------------------
 
 WORLD = World.from_document(load_yaml(CASES / "world.yaml", "world.yaml")[0])
@@ -452,19 +437,6 @@ def _pytest(cases: Path, report: Path, *extra: str) -> subprocess.CompletedProce
                            "--conformance-cases", str(cases), "-o", "conformance_snapshots=false",
                            "--rootdir", str(cases.parent), *extra],
                           capture_output=True, text=True, cwd=cases.parent, timeout=300, check=False)
-
-
-def test_a_session_stopped_by_x_keeps_the_previous_reports(cases: Path, tmp_path: Path) -> None:
-    report = tmp_path / "reports"
-    assert _pytest(cases, report).returncode == 0
-    before = (report / "report.json").read_bytes()
-    _edit_json(cases / "cached_usage/openai-chat/turn1.json",
-               lambda body: body["choices"][0].update(finish_reason="brand_new"))
-    stopped = _pytest(cases, report, "-x")
-    assert stopped.returncode == 1 and "stopped early" in stopped.stdout
-    assert (report / "report.json").read_bytes() == before
-    partial = _pytest(cases, report, "-x", "--conformance-report-partial")
-    assert partial.returncode == 1 and (report / "report.json").read_bytes() != before
 
 
 # ---- 16, 17. The report set: one unit, one writer, clear environment errors ------------------------------------

@@ -460,24 +460,6 @@ def test_an_entry_accepting_any_change_is_refused_and_every_row_is_said(tmp_path
     assert everywhere.returncode == 0 and "for every case and provider" in everywhere.stderr
 
 
-def test_the_gate_says_what_accept_matched_nothing(tmp_path: Path) -> None:
-    import subprocess
-
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    for command in (["init", "-q", "-b", "main"], ["config", "user.email", "ci@example.invalid"],
-                    ["config", "user.name", "CI"]):
-        subprocess.run(["git", *command], cwd=repo, check=True, capture_output=True)
-    assert cli("init", str(repo)).returncode == 0
-    subprocess.run(["git", "add", "-A"], cwd=repo, check=True, capture_output=True)
-    subprocess.run(["git", "commit", "-qm", "suite"], cwd=repo, check=True, capture_output=True)
-    accept = _accept(tmp_path, "*refusal → text*", case="gone_case")
-    result = cli("gate", "--base", "HEAD", "--share-head-packages", "--accept", str(accept), cwd=repo)
-    assert result.returncode == 0, result.stderr
-    comment = (repo / "reports/conformance/comment.md").read_text()
-    assert "gone_case" in comment and "matched nothing" in comment and "matched nothing" in result.stderr
-
-
 # ---- 13, 14, 28, 30, 31. merge and verify ----------------------------------------------------------------------
 
 def _two_case_folder(tmp_path: Path) -> Path:
@@ -566,7 +548,6 @@ def test_verify_neither_hangs_on_a_fifo_nor_raises_on_a_deep_report(tmp_path: Pa
     assert result.stdout.count("unreadable") == 2
 
 
-
 @pytest.mark.parametrize("size", [b"0x2", b"+2", b"1_0"])
 def test_a_chunk_size_that_is_not_plain_hex_is_refused(size: bytes) -> None:
     request = (f"POST {CHAT_PATH} HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n").encode() \
@@ -596,29 +577,6 @@ def test_verify_refuses_a_fixture_digest_too_short_to_mean_anything(tmp_path: Pa
     assert cli("run", "--cases", str(root), "--report-dir", str(tmp_path / "r")).returncode == 0
     result = cli("verify", str(tmp_path / "r"), "--fixtures", digest)
     assert result.returncode == 2 and "is not a fixture digest" in result.stderr
-
-
-def test_a_pytest_run_narrowed_by_path_or_deselection_records_it(tmp_path: Path) -> None:
-    import subprocess
-    import sys
-
-    root = _two_case_folder(tmp_path)
-
-    def report(*arguments: str) -> dict[str, object]:
-        folder = tmp_path / f"r{len(list(tmp_path.glob('r*')))}"
-        completed = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *arguments,
-                                    f"--conformance-cases={root}", f"--conformance-report={folder}",
-                                    "-o", "conformance_snapshots=false", "--rootdir", str(tmp_path)],
-                                   capture_output=True, text=True, cwd=tmp_path, check=False)
-        assert completed.returncode == 0, completed.stdout[-1500:]
-        measured = _json.loads((folder / "report.json").read_text())["measured"]
-        assert isinstance(measured, dict)
-        return measured
-
-    assert "selection" not in report(str(root))
-    assert report(str(root / "normal"))["selection"] == {"paths": [str(root / "normal")]}
-    deselected = report(str(root), "--deselect", "cases/refusal/case.yaml::refusal[openai-chat-body]")
-    assert deselected["selection"] == {"deselected": 1}
 
 
 def test_the_plan_covers_provider_modules_world_files_and_python_tools(tmp_path: Path) -> None:

@@ -9,8 +9,6 @@ import base64
 import json
 import os
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -177,23 +175,6 @@ PATHOLOGICAL_PIECES = [
     "authorization:", "authorization: x ", "bearer ", "aws_key ", "SecretAccessKey=", "x-api-key ",
     "-----BEGIN PRIVATE KEY-----", "-----END PRIVATE KEY----", "-----END AAAA", "'", '"',
 ]
-
-
-def test_pathological_lines_do_not_hang_the_scan() -> None:
-    """A hang guard, not a speed measurement: linear scans take seconds; the old quadratic e-mail regex took
-    84 s on 200 KB of ``a.a.a…`` (about 35 minutes on the 1 MB line here). Speed is measured by benchmarks."""
-    program = (
-        "import json, sys\n"
-        "from pathlib import Path\n"
-        "from conformance.replay.hygiene import redact, scan_text\n"
-        "for piece in json.loads(sys.argv[1]):\n"
-        "    line = piece * (1_000_000 // len(piece))\n"
-        "    scan_text(Path('x'), line)\n"
-        "    redact(line)\n"
-    )
-    completed = subprocess.run([sys.executable, "-c", program, json.dumps(PATHOLOGICAL_PIECES)], timeout=60,
-                               capture_output=True, text=True, check=False)
-    assert completed.returncode == 0, completed.stderr
 
 
 def test_a_file_over_the_size_cap_is_reported_without_being_read(tmp_path: Path) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
@@ -61,17 +60,6 @@ def test_the_ini_option_opts_in(pytester: pytest.Pytester) -> None:
     result.assert_outcomes(passed=10)
     report = json.loads((pytester.path / "reports/report.json").read_text())
     assert report["summary"]["rows"] == 10
-
-
-def test_a_host_process_that_runs_pytest_gets_its_gc_state_back(pytester: pytest.Pytester) -> None:
-    _repository(pytester)
-    script = ("import gc, sys, pytest\n"
-              "code = pytest.main(['-q', '-p', 'conformance.pytest_plugin', '--snapshot-update'])\n"
-              "print('frozen after the session:', gc.get_freeze_count())\n"
-              "sys.exit(int(code))\n")
-    result = pytester.run(sys.executable, "-c", script, timeout=300)
-    assert result.ret == 0, result.stdout.str()[-2000:]
-    result.stdout.fnmatch_lines(["*10 passed*", "frozen after the session: 0"])
 
 
 def test_the_python_tools_setting_allows_them_for_the_session_only(pytester: pytest.Pytester,
@@ -255,18 +243,6 @@ def test_an_adapter_exception_fails_with_its_own_traceback_and_the_row_names_tur
     assert (error["type"], error["turn"], error["phase"], error["fixture"]) == (
         "KeyError", 2, "reading the response", "cases/normal/openai-chat/turn2.json")
     assert error["traceback"][-1].startswith("my_adapter.py:") and "in explode" in error["traceback"][-1]
-
-
-def test_pdb_stops_inside_the_adapter(pytester: pytest.Pytester) -> None:
-    _repository(pytester, ini='conformance_cases = ["cases"]\nconformance_snapshots = false')
-    pytester.makepyfile(my_adapter=FAILING_ADAPTER)
-    child = pytester.spawn_pytest(" ".join([*PLUGIN, "--conformance-adapter", "my_adapter.py:ADAPTER", "-k",
-                                            "openai-chat-body", "--pdb", "--conformance-report="]))
-    child.expect(r"\(Pdb\)")
-    child.sendline("p body['id']")
-    child.expect("chatcmpl")
-    child.sendline("c")
-    child.wait()
 
 
 def test_a_required_provider_without_fixtures_fails_and_names_the_folder(pytester: pytest.Pytester) -> None:

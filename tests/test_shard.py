@@ -4,15 +4,13 @@ their reports into the one an unsharded run writes, byte for byte (docs/ci.md, "
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from conformance.engine.shard import assign, parse_shard
 from conformance.errors import InputError
-from tests.helpers import CASES, cli, copied_cases
+from tests.helpers import cli, copied_cases
 
 REPORTS = ("report.json", "report.md", "report.html")
 
@@ -78,32 +76,6 @@ def test_an_empty_shard_writes_an_empty_report_and_still_merges(tmp_path: Path) 
     assert cli("merge", *(str(tmp_path / f"s{index}/report.json") for index in (1, 2, 3)),
                "--report-dir", str(tmp_path / "merged")).returncode == 0
     same_reports(tmp_path / "full", tmp_path / "merged")
-
-
-def test_pytest_shards_merge_into_the_unsharded_pytest_report(tmp_path: Path) -> None:
-    cases = copied_cases(tmp_path / "cases", 1)
-
-    def run(report: str, *extra: str) -> str:
-        completed = subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "conformance_snapshots=false",
-             f"--conformance-cases={cases}", f"--conformance-report={tmp_path / report}", *extra],
-            capture_output=True, text=True, cwd=tmp_path, check=False)
-        assert completed.returncode in (0, 1), completed.stdout[-2000:] + completed.stderr[-2000:]
-        return completed.stdout
-
-    run("full")
-    outputs = [run(f"s{index}", f"--conformance-shard={index}/4") for index in (1, 2, 3, 4)]
-    assert all("deselected" in output for output in outputs)
-    assert cli("merge", *(str(tmp_path / f"s{index}") for index in (1, 2, 3, 4)),
-               "--report-dir", str(tmp_path / "merged")).returncode == 0
-    same_reports(tmp_path / "full", tmp_path / "merged")
-
-
-def test_pytest_rejects_a_bad_shard_as_a_usage_error(tmp_path: Path) -> None:
-    completed = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(CASES),
-                                "--conformance-shard=5/4", f"--conformance-report={tmp_path}"],
-                               capture_output=True, text=True, cwd=CASES.parent, check=False)
-    assert completed.returncode == 4 and "--conformance-shard" in completed.stderr
 
 
 @pytest.fixture(scope="module")
@@ -203,9 +175,3 @@ def test_verify_does_not_take_one_shard_for_the_run(shards: Path) -> None:
     assert result.returncode == 1 and "merge the shards first" in result.stdout
 
 
-def test_a_pytest_shard_of_a_selection_with_no_case_keeps_pytests_exit_code(tmp_path: Path) -> None:
-    completed = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(CASES),
-                                f"--conformance-cases={CASES}", "-k", "no_such_case_anywhere",
-                                "--conformance-shard=1/2", f"--conformance-report={tmp_path}"],
-                               capture_output=True, text=True, cwd=tmp_path, check=False)
-    assert completed.returncode == 5
