@@ -24,16 +24,21 @@ if TYPE_CHECKING:
     from conformance.replay.record import KeySwap, Staged
 
 
-def add_parser(commands: Any) -> None:
-    """The ``record`` subcommand's arguments."""
+def _add_targets(parser: Any, provider_help: str) -> None:
+    """The case options, and which cases and providers the command acts on."""
     from conformance.commands.options import add_case_options
 
+    add_case_options(parser, size=False)
+    parser.add_argument("--case", action="append", required=True, metavar="PATTERN",
+                        help="the cases whose id matches this shell pattern (repeatable), e.g. 'http_*'")
+    parser.add_argument("--provider", action="append", required=True, metavar="ID", help=provider_help)
+
+
+def add_parser(commands: Any) -> None:
+    """The ``record`` subcommand's arguments."""
+
     record = commands.add_parser("record", help="record fixtures from real traffic through a loopback proxy")
-    add_case_options(record, size=False)
-    record.add_argument("--case", action="append", required=True, metavar="PATTERN",
-                        help="record the cases whose id matches this shell pattern (repeatable), e.g. 'http_*'")
-    record.add_argument("--provider", action="append", required=True, metavar="ID",
-                        help="a vendor API to record (repeatable)")
+    _add_targets(record, "a vendor API to record (repeatable)")
     record.add_argument("--upstream", action="append", default=[], metavar="PROVIDER=URL",
                         help="where the provider's requests go, e.g. openai-chat=https://api.openai.com "
                              "({case}, {provider}, {mode} are filled in)")
@@ -54,14 +59,9 @@ def add_parser(commands: Any) -> None:
 
 def add_promote_parser(commands: Any) -> None:
     """The ``promote`` subcommand's arguments."""
-    from conformance.commands.options import add_case_options
 
     promote = commands.add_parser("promote", help="make a recorded model variant the provider's fixtures")
-    add_case_options(promote, size=False)
-    promote.add_argument("--case", action="append", required=True, metavar="PATTERN",
-                         help="the cases whose id matches this shell pattern (repeatable)")
-    promote.add_argument("--provider", action="append", required=True, metavar="ID",
-                         help="the provider whose variant it is (repeatable)")
+    _add_targets(promote, "the provider whose variant it is (repeatable)")
     promote.add_argument("--variant", required=True, metavar="NAME",
                          help="the variant: <provider>~NAME/ becomes <provider>/, the old one <provider>~before-NAME/")
 

@@ -129,16 +129,10 @@ def _load_world(root: Path, problems: list[Problem], max_file_bytes: int) -> Wor
         problems.append(Problem(shown, None, "world file not found",
                                 f"create {WORLD_FILE} in the cases folder with the tools and data"))
         return None
-    try:
-        document, lines = load_yaml(path, shown, max_bytes=max_file_bytes)
-    except InputError as error:
-        problems.extend(error.problems)
+    valid = _valid_document(path, shown, "world.schema.json", problems, max_file_bytes)
+    if valid is None:
         return None
-    found = [Problem(shown, line_for(lines, pointer), message, fix, pointer)
-             for pointer, message, fix in schema_errors("world.schema.json", document)]
-    if found:
-        problems.extend(found)
-        return None
+    document, lines = valid
     for name, tool in document["tools"].items():
         pointer = f"/tools/{escape_pointer(name)}/parameters"
         problems.extend(Problem(shown, line_for(lines, pointer), f"tool parameters are not a valid JSON Schema: "
@@ -175,21 +169,32 @@ def _variant_folders(case_path: Path, provider: str) -> list[str]:
     return [name for name in names if VARIANT_NAME.fullmatch(name[len(provider) + 1:])]
 
 
-def _load_case(path: Path, root: Path, world: World | None, problems: list[Problem],
-               max_file_bytes: int, known_providers: frozenset[str]) -> Case | None:
-    shown = shown_path(path)
+def _valid_document(path: Path, shown: str, schema: str, problems: list[Problem],
+                    max_file_bytes: int) -> tuple[Any, Any] | None:
+    """The YAML document and its lines, when it loads and meets ``schema``; else None, its problems added."""
     try:
         document, lines = load_yaml(path, shown, max_bytes=max_file_bytes)
     except InputError as error:
         problems.extend(error.problems)
         return None
     found = [Problem(shown, line_for(lines, pointer), message, fix, pointer)
-             for pointer, message, fix in schema_errors("case.schema.json", document)]
+             for pointer, message, fix in schema_errors(schema, document)]
     if found:
         problems.extend(found)
         return None
+    return document, lines
+
+
+def _load_case(path: Path, root: Path, world: World | None, problems: list[Problem],
+               max_file_bytes: int, known_providers: frozenset[str]) -> Case | None:
+    shown = shown_path(path)
+    valid = _valid_document(path, shown, "case.schema.json", problems, max_file_bytes)
+    if valid is None:
+        return None
+    document, lines = valid
     if world is None:
         return None
+    found: list[Problem] = []
 
     def problem(pointer: str, message: str, fix: str) -> None:
         found.append(Problem(shown, line_for(lines, pointer), message, fix, pointer))
