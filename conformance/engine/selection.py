@@ -4,9 +4,9 @@ says which case × provider pairs have no recording."""
 from __future__ import annotations
 
 import fnmatch
-import re
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from conformance.engine.cases import Case, base_provider
 from conformance.engine.rows import Mode
@@ -91,92 +91,25 @@ def missing_providers(cases: Sequence[Case], providers: Collection[str], items: 
             if provider not in case.providers]
 
 
-_TOKEN = re.compile(r"\s*(\(|\)|[^\s()]+)")
+def _keyword_matcher(expression: str) -> Callable[[str], bool]:
+    """``-k``, as pytest reads it (its own expression parser, ``_pytest.mark.expression``): words are substrings of
+    the item id, case-insensitive; ``and``, ``or``, ``not`` and parentheses combine them."""
+    from _pytest.mark import expression as pytest_expression  # noqa: PLC0415 - only for a -k filter
 
+    errors = tuple(error for error in (SyntaxError, getattr(pytest_expression, "ParseError", None)) if error)
+    try:
+        compiled = pytest_expression.Expression.compile(expression)
+    except errors as error:
+        raise InputError([Problem("-k", None, f"{getattr(error, 'msg', error)} in {expression!r}",
+                                  "write words joined by and/or/not, e.g. -k 'openai and not stream'")]) from None
 
-def _keyword_matcher(expression: str) -> _Matcher:
-    """``-k``: words are substrings of the item id (case-insensitive); ``and``, ``or``, ``not`` and parentheses
-    combine them, as in pytest."""
-    tokens = _TOKEN.findall(expression)
-    parser = _Parser(tokens, expression)
-    tree = parser.expression()
-    if parser.position != len(tokens):
-        parser.fail(f"unexpected '{tokens[parser.position]}'")
-    return tree
+    def matches(name: str) -> bool:
+        def word(text: str, /, **arguments: Any) -> bool:
+            if arguments:
+                raise InputError([Problem("-k", None, f"{text}(...) takes no arguments in {expression!r}",
+                                          "write words joined by and/or/not, e.g. -k 'openai and not stream'")])
+            return text.casefold() in name.casefold()
 
+        return bool(compiled.evaluate(word))
 
-class _Matcher:
-    def __call__(self, name: str) -> bool:
-        raise NotImplementedError
-
-
-@dataclass(frozen=True, slots=True)
-class _Word(_Matcher):
-    word: str
-
-    def __call__(self, name: str) -> bool:
-        return self.word.casefold() in name.casefold()
-
-
-@dataclass(frozen=True, slots=True)
-class _Not(_Matcher):
-    inner: _Matcher
-
-    def __call__(self, name: str) -> bool:
-        return not self.inner(name)
-
-
-@dataclass(frozen=True, slots=True)
-class _Both(_Matcher):
-    left: _Matcher
-    right: _Matcher
-    any_of: bool
-
-    def __call__(self, name: str) -> bool:
-        return (self.left(name) or self.right(name)) if self.any_of else (self.left(name) and self.right(name))
-
-
-class _Parser:
-    def __init__(self, tokens: list[str], text: str) -> None:
-        self.tokens, self.text, self.position = tokens, text, 0
-
-    def fail(self, message: str) -> None:
-        raise InputError([Problem("-k", None, f"{message} in {self.text!r}",
-                                  "write words joined by and/or/not, e.g. -k 'openai and not stream'")])
-
-    def peek(self) -> str | None:
-        return self.tokens[self.position] if self.position < len(self.tokens) else None
-
-    def expression(self) -> _Matcher:
-        left = self.conjunction()
-        while self.peek() == "or":
-            self.position += 1
-            left = _Both(left, self.conjunction(), any_of=True)
-        return left
-
-    def conjunction(self) -> _Matcher:
-        left = self.negation()
-        while self.peek() == "and":
-            self.position += 1
-            left = _Both(left, self.negation(), any_of=False)
-        return left
-
-    def negation(self) -> _Matcher:
-        if self.peek() == "not":
-            self.position += 1
-            return _Not(self.negation())
-        return self.atom()
-
-    def atom(self) -> _Matcher:
-        token = self.peek()
-        if token is None or token in ("and", "or", ")"):
-            self.fail("a word is missing" if token is None else f"unexpected '{token}'")
-            raise AssertionError  # fail() raised
-        self.position += 1
-        if token != "(":
-            return _Word(token)
-        inner = self.expression()
-        if self.peek() != ")":
-            self.fail("a ')' is missing")
-        self.position += 1
-        return inner
+    return matches
