@@ -22,10 +22,11 @@ import pytest
 
 from conformance.engine.cases import CASE_FILE, WORLD_FILE, Case, base_provider, load_cases
 from conformance.engine.fixtures import fixture_files
+from conformance.engine.plan import plan_case
 from conformance.engine.pytool import ALLOW_ENV, ALLOW_VALUE
 from conformance.engine.registry import select_adapters
 from conformance.engine.rows import Mode, Row
-from conformance.engine.runner import modes_for, run_case_with_requests
+from conformance.engine.runner import run_case_with_requests
 from conformance.engine.sanitize import terminal_safe
 from conformance.engine.settings import required, rooted
 from conformance.engine.shard import parse_shard, split
@@ -349,24 +350,17 @@ class CaseFile(pytest.File):
             for loaded in load_cases([root], known_providers=_adapters(self.config), seen=seen):
                 by_file.setdefault(Path(loaded.path).resolve(), []).append(loaded)
             cache[root] = by_file
-        adapters = _adapters(self.config)
-        required = _required(self.config)
+        adapters, stacks, required = _adapters(self.config), _stacks(self.config), _required(self.config)
         for case in cache[root].get(self.path.resolve(), []):
-            for provider in sorted(set(case.providers) | set(required)):
-                if provider not in case.providers:
-                    yield NotRecorded.from_parent(self, name=f"{case.id}[{provider}]", case=case, provider=provider)
-                    continue
-                adapter = adapters.get(base_provider(provider))  # a model variant: its provider's adapter
-                if adapter is None:
-                    continue
-                for mode in modes_for(case, provider, adapter):
-                    yield CaseItem.from_parent(self, name=f"{case.id}[{provider}-{mode}]", case=case,
-                                               provider=provider, mode=mode, root=root)
-            for stack in _stacks(self.config):
-                if stack.provider in case.providers and stack.provider in adapters:
-                    for mode in modes_for(case, stack.provider, adapters[stack.provider]):
-                        yield StackItem.from_parent(self, name=f"{case.id}[{stack.row_id}-{mode}]", case=case,
-                                                    provider=stack.row_id, mode=mode, root=root, stack=stack)
+            for item in plan_case(case, adapters, stacks, required):
+                if item.mode is None:
+                    yield NotRecorded.from_parent(self, name=item.name, case=case, provider=item.lane)
+                elif item.stack is None:
+                    yield CaseItem.from_parent(self, name=item.name, case=case, provider=item.lane, mode=item.mode,
+                                               root=root)
+                else:
+                    yield StackItem.from_parent(self, name=item.name, case=case, provider=item.lane, mode=item.mode,
+                                                root=root, stack=item.stack)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         """A failure as the case's own message, not a traceback."""

@@ -64,15 +64,15 @@ def run(arguments: argparse.Namespace) -> int:
     known = select_adapters(None, config.adapters)
     adapters = select_adapters(arguments.provider, config.adapters)
     cases = load_cases(config.roots, max_file_bytes=arguments.max_file_bytes, known_providers=known)
-    items = select_items(cases, adapters, arguments.case, arguments.keyword, arguments.mode)
     stacks = select_stacks(config.stacks)
+    items = select_items(cases, adapters, arguments.case, arguments.keyword, arguments.mode, stacks)
     shard_of = parse_shard(arguments.shard) if arguments.shard is not None else None
     shard = None
     if items and shard_of is not None:
         # Every shard sees every selected item, so each computes the same split (conformance.engine.shard).
-        mine, shard = split(shard_of, [(item.case, item.provider, False) for item in items]
-                            + [(item.case, item.provider, True) for item in items for stack in stacks
-                               if stack.provider == item.provider], [*adapters.values(), *stacks])
+        planned = [(item.case, item.stack.provider if item.stack else item.lane, item.stack is not None)
+                   for item in items]
+        mine, shard = split(shard_of, planned, [*adapters.values(), *stacks])
         items = [item for item in items if item.case.id in mine]
     elif not items:
         filtered = arguments.case or arguments.keyword or arguments.mode
@@ -82,8 +82,10 @@ def run(arguments: argparse.Namespace) -> int:
                                   "loosen --case, -k or --mode (`conformance list` shows the case ids)" if filtered
                                   else "record fixtures under providers.<id> in the cases, or pick a provider they "
                                        "have")])
-    rows = [run_case(item.case, item.provider, adapters[base_provider(item.provider)], item.mode) for item in items]
-    stack_rows, lanes = stack_lanes(stacks, items, adapters, arguments.in_process)
+    rows = [run_case(item.case, item.lane, adapters[base_provider(item.lane)], item.mode) for item in items
+            if item.stack is None and item.mode is not None]
+    stack_rows, lanes = stack_lanes(stacks, [item for item in items if item.stack is not None], adapters,
+                                    arguments.in_process)
     rows += stack_rows
     selection = {name: value for name, value in (("case", arguments.case), ("keyword", arguments.keyword),
                                                  ("mode", arguments.mode), ("provider", arguments.provider)) if value}

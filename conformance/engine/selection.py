@@ -5,55 +5,34 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from conformance.engine.cases import Case, base_provider
-from conformance.engine.rows import Mode
-from conformance.engine.runner import modes_for
+from conformance.engine.plan import Planned, StackLane, plan_case
 from conformance.errors import InputError, Problem
 from conformance.kit.adapter import Adapter
 
 
-@dataclass(frozen=True, slots=True)
-class Item:
-    """One case × provider × mode, named as pytest names the same item: ``normal[openai-chat-body]``."""
-
-    case: Case
-    provider: str
-    mode: Mode
-
-    @property
-    def name(self) -> str:
-        """The item's id, matched by ``-k``."""
-        return f"{self.case.id}[{self.provider}-{self.mode}]"
-
-
 def select_items(cases: Sequence[Case], adapters: dict[str, Adapter], case_patterns: Collection[str] = (),
-                 keyword: str | None = None, modes: Collection[str] = ()) -> list[Item]:
-    """Every item the filters keep, sorted as the report sorts rows. ``case_patterns`` are shell patterns on the
-    case id (``http_*``); ``keyword`` is a pytest-style expression of substrings of the item id
-    (``openai and not stream``); ``modes`` keeps only those modes."""
+                 keyword: str | None = None, modes: Collection[str] = (),
+                 stacks: Sequence[StackLane] = ()) -> list[Planned]:
+    """Every planned item (``conformance.engine.plan``, the stacks' included) the filters keep, sorted as the report
+    sorts rows. ``case_patterns`` are shell patterns on the case id (``http_*``); ``keyword`` is a pytest
+    expression of substrings of the item id (``openai and not stream``); ``modes`` keeps only those modes."""
     matches = _keyword_matcher(keyword) if keyword else None
     items = []
     for case in cases:
         if case_patterns and not any(fnmatch.fnmatchcase(case.id, pattern) for pattern in case_patterns):
             continue
-        # A provider's model variants (``openai-chat~gpt-5.5-mini``) are read by the provider's adapter.
-        for provider in case.providers:
-            adapter = adapters.get(base_provider(provider))
-            if adapter is None:
-                continue
-            for mode in modes_for(case, provider, adapter):
-                item = Item(case, provider, mode)
-                if (not modes or mode in modes) and (matches is None or matches(item.name)):
-                    items.append(item)
-    return sorted(items, key=lambda item: (item.case.id, item.provider, item.mode))
+        for item in plan_case(case, adapters, stacks):
+            if (not modes or item.mode in modes) and (matches is None or matches(item.name)):
+                items.append(item)
+    return sorted(items, key=lambda item: (item.case.id, item.lane, item.mode or ""))
 
 
-def columns(providers: Sequence[str], items: Sequence[Item]) -> list[str]:
+def columns(providers: Sequence[str], items: Sequence[Planned]) -> list[str]:
     """The report's provider columns: each provider, then its model variants that ran, beside it."""
-    variants = sorted({item.provider for item in items if item.provider not in providers})
+    variants = sorted({item.lane for item in items if item.stack is None and item.lane not in providers})
     out: list[str] = []
     for provider in providers:
         out.append(provider)
@@ -61,11 +40,12 @@ def columns(providers: Sequence[str], items: Sequence[Item]) -> list[str]:
     return out
 
 
-def coverage(cases: Sequence[Case], providers: Sequence[str], items: Sequence[Item]) -> list[str]:
+def coverage(cases: Sequence[Case], providers: Sequence[str], items: Sequence[Planned]) -> list[str]:
     """The case × provider matrix as text lines: the modes that ran, ``not recorded``, or ``-`` (filtered out)."""
     ran: dict[tuple[str, str], list[str]] = {}
     for item in items:
-        ran.setdefault((item.case.id, item.provider), []).append(item.mode)
+        if item.stack is None and item.mode is not None:
+            ran.setdefault((item.case.id, item.lane), []).append(item.mode)
     shown = [case for case in cases if any((case.id, provider) in ran for provider in providers)]
     if not shown:
         return []
@@ -81,7 +61,7 @@ def coverage(cases: Sequence[Case], providers: Sequence[str], items: Sequence[It
     return [line.rstrip() for line in lines]
 
 
-def missing_providers(cases: Sequence[Case], providers: Collection[str], items: Sequence[Item]) -> list[Problem]:
+def missing_providers(cases: Sequence[Case], providers: Collection[str], items: Sequence[Planned]) -> list[Problem]:
     """A problem per selected case that has no fixtures for a selected provider (``--require-providers``)."""
     selected = {item.case.id for item in items}
     return [Problem(case.path, None, f"case {case.id} has no fixtures for {provider}",

@@ -80,8 +80,8 @@ async def _awaited(response: Awaitable[ModelResponse]) -> ModelResponse:
 
 def stack_lanes(stacks: Sequence[Stack], items: Sequence[Any], adapters: dict[str, Adapter],
                 in_process: bool = False) -> tuple[list[Row], list[str]]:
-    """Every selected case item of a stack's provider through the stack: the rows, and the lanes that ran. A stack
-    whose SDK is not installed, or whose provider has no reader here, is skipped with one line on stderr."""
+    """The planned items of each stack (``conformance.engine.plan``), through it: the rows, and the lanes that ran. A
+    stack whose SDK is not installed, or whose provider has no reader here, is skipped with one line on stderr."""
     rows: list[Row] = []
     lanes: list[str] = []
     for stack in stacks:
@@ -92,7 +92,7 @@ def stack_lanes(stacks: Sequence[Stack], items: Sequence[Any], adapters: dict[st
             continue
         lanes.append(stack.row_id)
         rows += [run_stack_case(item.case, stack, reader, item.mode, in_process)[0] for item in items
-                 if item.provider == stack.provider]
+                 if item.stack is stack]
     return rows, lanes
 
 
