@@ -513,18 +513,25 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int | pytest.ExitC
         _say(config, f"conformance: the session stopped early ({len(rows)} case items ran); the reports in "
                      f"{directory} were left as they were (--conformance-report-partial writes them anyway)")
         return
-    parsed = [json.loads(row) for row in rows]
-    providers = sorted({row["provider"] for row in parsed})
-    # The controller of an xdist session collected nothing: its workers sent the fixture files with the rows.
-    files = config.stash[_FILES_KEY] if _FILES_KEY in config.stash else _fixture_files(config, [
-        (row["case"], row["provider"]) for row in parsed])
+    # The report's objects hold no cycles: no collector passes over the thousands of rows while it is assembled.
+    collecting = gc.isenabled()
+    gc.disable()
     try:
-        write_reports(build_report(parsed, providers, _stacks(config), files, shard, _selection(config)),
-                      config.rootpath / directory)
-    except InputError as error:
-        for problem in error.problems:
-            _say(config, terminal_safe(f"conformance: error: {problem}"))
-        session.exitstatus = pytest.ExitCode.USAGE_ERROR
+        parsed = [json.loads(row) for row in rows]
+        providers = sorted({row["provider"] for row in parsed})
+        # The controller of an xdist session collected nothing: its workers sent the fixture files with the rows.
+        files = config.stash[_FILES_KEY] if _FILES_KEY in config.stash else _fixture_files(config, [
+            (row["case"], row["provider"]) for row in parsed])
+        try:
+            write_reports(build_report(parsed, providers, _stacks(config), files, shard, _selection(config)),
+                          config.rootpath / directory)
+        except InputError as error:
+            for problem in error.problems:
+                _say(config, terminal_safe(f"conformance: error: {problem}"))
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def _fixture_files(config: pytest.Config, ran: Iterable[tuple[str, str]]) -> dict[str, str]:

@@ -15,6 +15,7 @@ extension keeps them), ``SnapshotAssertion`` built for the item, and the session
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import tempfile
@@ -44,6 +45,12 @@ _PSEUDO = {SNAPSHOT_EMPTY_COLLECTION_KEY, SNAPSHOT_UNKNOWN_COLLECTION_KEY}
 
 
 def _text(value: Any) -> str:
+    """The canonical text syrupy compares: compact, so that json's C encoder writes it (an indent would not)."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def _file_text(value: Any) -> str:
+    """The text a snapshot file holds: indented, for the reviewer."""
     return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
@@ -55,11 +62,16 @@ def _mode_of(name: str) -> str:
 def _site(location: PyTestLocation) -> tuple[Path, str, str] | None:
     """(snapshot folder, case id, lane) of a case item's face; None for any other test. Read from what survives
     syrupy's trip between xdist processes: the path and the test's name."""
-    path = Path(location.filepath)
+    return _site_of(str(location.filepath), str(location.testname))
+
+
+@functools.lru_cache(maxsize=65536)
+def _site_of(filepath: str, name: str) -> tuple[Path, str, str] | None:
+    """``_site`` of a path and a test name (syrupy asks again for every file it relates to every item)."""
+    path = Path(filepath)
     case = path.parent.name
     if path.name != f"{case}{VIRTUAL_SUFFIX}" or path.parent.parent.name != SNAPSHOT_FOLDER:
         return None
-    name = str(location.testname)
     if not (name.startswith(f"{case}[") and name.endswith("]")):
         return None
     return path.parent.parent, case, name[len(case) + 1:-1].rsplit("-", 1)[0]
@@ -71,20 +83,39 @@ def _lock(path: Path) -> FileLock:
     return FileLock(str(Path(tempfile.gettempdir()) / f"conformance-snapshot-{digest}.lock"))
 
 
+_PARSED: dict[str, tuple[tuple[int, int], dict[str, Any]]] = {}
+"""The last parse of each snapshot file, by path, with the (mtime, size) it was read at: each item's two modes and
+syrupy's discovery read a file several times; a file that changed is read again."""
+
+
 def _load(path: Path) -> dict[str, Any] | None:
-    """The stored entries by mode; None without a file; ValueError when the file is not a snapshot."""
+    """The stored entries by mode (a copy: callers may change it); None without a file; ValueError when the file is
+    not a snapshot."""
+    key = str(path)
     try:
-        stored = json.loads(path.read_text(encoding="utf-8"))
+        status = path.stat()
     except FileNotFoundError:
+        _PARSED.pop(key, None)
         return None
-    if not isinstance(stored, dict):
-        raise ValueError("not an object of modes")
-    return stored
+    stamp = (status.st_mtime_ns, status.st_size)
+    cached = _PARSED.get(key)
+    if cached is None or cached[0] != stamp:
+        try:
+            stored = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        if not isinstance(stored, dict):
+            raise ValueError("not an object of modes")
+        if len(_PARSED) > 4096:
+            _PARSED.clear()
+        cached = _PARSED[key] = (stamp, stored)
+    return dict(cached[1])
 
 
 def _store(path: Path, stored: dict[str, Any]) -> None:
+    _PARSED.pop(str(path), None)
     if stored:
-        write_atomic(path, _text(dict(sorted(stored.items()))))
+        write_atomic(path, _file_text(dict(sorted(stored.items()))))
     else:
         path.unlink(missing_ok=True)
 
