@@ -301,7 +301,7 @@ def detectors() -> tuple[Detector, ...]:
 
 
 @dataclass(frozen=True, slots=True)
-class Finding:
+class SecretHit:
     """One suspected secret: where it is and what it looks like (never the value itself)."""
 
     path: Path
@@ -349,36 +349,36 @@ def _detectors_without_hints() -> tuple[Detector, ...]:
     return tuple(detector for detector in detectors() if not detector.hints)
 
 
-def scan_text(path: Path, text: str) -> list[Finding]:
+def scan_text(path: Path, text: str) -> list[SecretHit]:
     """Findings in ``text``, numbered as the lines of the file ``path`` would be: each line, then what its JSON
     values say once decoded and a stream's pieces joined (``conformance.replay.joined_scan``) where no line said it."""
-    findings = [Finding(path, number, kind) for number, line in enumerate(_lines(text), start=1)
+    findings = [SecretHit(path, number, kind) for number, line in enumerate(_lines(text), start=1)
                 for kind in line_kinds(_without_newline(line)[0])]
     return findings + _joined_findings(path, text, findings)
 
 
-def _joined_findings(path: Path, text: str, line_findings: list[Finding]) -> list[Finding]:
+def _joined_findings(path: Path, text: str, line_findings: list[SecretHit]) -> list[SecretHit]:
     from conformance.replay.joined_scan import joined_kinds  # noqa: PLC0415 - only files that hold JSON need it
 
     if "{" not in text:
         return []
     seen = {finding.kind for finding in line_findings}
-    return [Finding(path, number, f"{kind}, once decoded or joined") for number, kind in joined_kinds(text)
+    return [SecretHit(path, number, f"{kind}, once decoded or joined") for number, kind in joined_kinds(text)
             if kind not in seen]
 
 
-def scan_file(path: Path, limit: int = SCAN_LIMIT_BYTES) -> list[Finding]:
+def scan_file(path: Path, limit: int = SCAN_LIMIT_BYTES) -> list[SecretHit]:
     """Findings in ``path``, read one line at a time; raises TooLargeToScan (nothing read) and OSError."""
     with path.open("rb") as stream:
         size = os.fstat(stream.fileno()).st_size
         if size > limit:
             raise TooLargeToScan(size)
-        findings: list[Finding] = []
+        findings: list[SecretHit] = []
         lines = []
         for number, raw in enumerate(_bounded_lines(stream, limit), start=1):
             text = _without_newline(raw.decode("utf-8", errors="replace"))[0]
             lines.append(text)
-            findings.extend(Finding(path, number, kind) for kind in line_kinds(text))
+            findings.extend(SecretHit(path, number, kind) for kind in line_kinds(text))
         return findings + _joined_findings(path, "\n".join(lines), findings)
 
 
