@@ -94,7 +94,7 @@ NAMING_VENDORS = ("conformance.providers", "conformance.stacks.sdk", "conformanc
                   "conformance.stacks.transports", "conformance.engine.registry", "conformance.stacks.stack")
 # The secret scan's detector table names what each vendor's credentials look like (as detect-secrets' plugins do):
 # what a leak looks like, not how an API travels.
-SECRET_SHAPES = "conformance.replay.hygiene"
+SECRET_SHAPES = "conformance.replay.secrets"
 
 
 def _docstrings(tree: ast.AST) -> set[int]:

@@ -45,7 +45,8 @@ def mask_credentials(text: str) -> str:
     """``text`` with URL user-info and every secret shape the hygiene scan knows masked: what the gate writes (the
     logs, ``diff.md``, ``comment.md``, the job summary, its own messages) holds the team's install command and its
     output, which may carry an index password or a token (docs/ci.md)."""
-    from conformance.replay.hygiene import REDACTED, redact
+    from conformance.replay.hygiene import redact
+    from conformance.replay.secrets import REDACTED
 
     return redact(URL_USER_INFO.sub(lambda match: f"{match['scheme']}{REDACTED}@", text))
 
