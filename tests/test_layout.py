@@ -79,8 +79,9 @@ def test_the_layer_table_knows_every_module() -> None:
 
 def test_the_adapters_have_one_import_name() -> None:
     assert importlib.import_module("conformance.providers.openai_chat").__name__ == "conformance.providers.openai_chat"
-    with pytest.raises(ImportError, match="conformance.providers"):
-        importlib.import_module("providers")
+    if (ROOT / "providers" / "__init__.py").is_file():  # a checkout (a copied tree may hold the package alone)
+        with pytest.raises(ImportError, match="conformance.providers"):
+            importlib.import_module("providers")
 
 
 VENDOR_IDS = {"openai-responses", "openai-chat", "anthropic-messages", "gemini", "bedrock-converse"}
