@@ -12,6 +12,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "conformance"
+# The adapters' folder: the top-level providers/ of a checkout (conformance/providers links to it), or the package's
+# own copy in a copied tree.
+PROVIDERS = ROOT / "providers" if (ROOT / "providers").is_dir() else PACKAGE / "providers"
 
 LAYERS = {
     "conformance": 0, "conformance.errors": 0, "conformance.kit": 1, "conformance.providers": 2,
@@ -34,9 +37,9 @@ def layer_of(module: str) -> int:
 def modules() -> dict[str, Path]:
     """Every source module of the package, the adapters included, by its import name."""
     found = {}
-    for folder, prefix in ((PACKAGE, "conformance"), (ROOT / "providers", "conformance.providers")):
+    for folder, prefix in ((PACKAGE, "conformance"), (PROVIDERS, "conformance.providers")):
         for path in sorted(folder.rglob("*.py")):
-            if folder == PACKAGE and path.resolve().is_relative_to((ROOT / "providers").resolve()):
+            if folder == PACKAGE and path.resolve().is_relative_to(PROVIDERS.resolve()):
                 continue  # the link: named once, below
             if "templates" in path.relative_to(folder).parts:
                 continue  # written into a user's repository by init, not part of the package's code
@@ -156,7 +159,7 @@ def test_the_kit_is_one_public_surface() -> None:
     assert not missing
     # Every name an adapter of the kit's own providers imports from a kit module is on the surface.
     used = set()
-    for path in (ROOT / "providers").rglob("*.py"):
+    for path in PROVIDERS.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom) and (node.module or "") in {
                     "conformance.kit.adapter", "conformance.kit.task", "conformance.kit.values"}:
