@@ -480,3 +480,17 @@ def test_stop_reason_tool_use_without_a_tool_use_block_is_an_invalid_tool_call_s
 def test_a_content_block_that_is_not_an_object_is_unsupported_without_a_type(block: object) -> None:
     body = {"type": "message", "content": [{"type": "text", "text": "Hi"}, block], "stop_reason": "end_turn"}
     assert classify_body(body).to_dict() == _unsupported_dict("content[1].type=None", "None")
+
+
+@pytest.mark.parametrize(("status", "error_type"), [(404, "not_found_error"), (400, "invalid_request_error")])
+def test_the_replay_servers_own_error_is_a_messages_error_the_sdk_reads(status: int, error_type: str) -> None:
+    from anthropic.types.shared import ErrorResponse
+
+    from conformance.providers.anthropic_messages.errors import error_reply
+
+    headers, body = error_reply(status, "no recorded turn 3 for case normal")
+    assert headers == {}
+    parsed = ErrorResponse.model_validate(body)  # the shape docs.anthropic.com/en/api/errors gives
+    assert (parsed.type, parsed.error.type, parsed.error.message) == (
+        "error", error_type, "no recorded turn 3 for case normal")
+    assert body == {"type": "error", "error": {"type": error_type, "message": "no recorded turn 3 for case normal"}}
