@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from conformance.engine.world import FunctionTool, LookupTool, SearchTool, World
+from conformance.engine.world import FunctionTool, LookupTool, RecordsTool, World
 
 NEGATIONS = frozenset({"not", "no", "never", "cannot", "neither", "nor", "without"})
 _CLAUSE_END = re.compile(r"[,;:.!?](?:\s|$)|\n|\bbut\b", re.IGNORECASE)
@@ -97,7 +97,7 @@ def _domains(world: World, tools: Iterable[str], supported: Mapping[str, set[str
         key, sets = "", {}
         if isinstance(tool, FunctionTool):
             records = {str(index): dict(result) for index, (_, result) in enumerate(tool.results)}
-        elif isinstance(tool, LookupTool | SearchTool):
+        elif isinstance(tool, RecordsTool):
             records, key = world.data.get(tool.collection, {}), tool.key
             sets = dict(tool.sets) if isinstance(tool, LookupTool) else {}
         for field in tool.evidence:

@@ -22,6 +22,9 @@ from typing import Any
 
 from conformance.errors import InputError, Problem
 
+_LINE_LISTS = frozenset({"conformance_adapters", "conformance_stacks", "conformance_require_providers"})
+"""The settings the plugin registers as ``linelist`` (``pytest_plugin.pytest_addoption``); the others are ``paths``."""
+
 ALL = "all"
 """In ``require_providers``: every loaded adapter."""
 
@@ -79,9 +82,10 @@ def read_settings(start: Path) -> Settings:
 
     def listed(key: str) -> tuple[str, ...]:
         value = values.get(key, [])
-        if isinstance(value, str):
-            return tuple(shlex.split(value)) if key != "conformance_adapters" and key != "conformance_stacks" \
-                else tuple(line.strip() for line in value.splitlines() if line.strip())
+        if isinstance(value, str):  # an ini value: pytest splits its `linelist` settings by line, the others as args
+            if key in _LINE_LISTS:
+                return tuple(line.strip() for line in value.splitlines() if line.strip())
+            return tuple(shlex.split(value))
         if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
             raise InputError([Problem(str(path), None, f"{key} is not a list of strings",
                                       f'write it as {key} = ["..."]')])

@@ -49,24 +49,27 @@ class ToolBase:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class LookupTool(ToolBase):
-    """``lookup``: one record of ``collection`` by the argument ``key``, read, or written (``sets``) when approved."""
+class RecordsTool(ToolBase):
+    """A tool over the records of ``collection``, keyed by the field ``key``; ``returns`` the fields sent back."""
 
-    kind: ClassVar[str] = "lookup"
     collection: str
     key: str
     returns: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LookupTool(RecordsTool):
+    """``lookup``: one record of ``collection`` by the argument ``key``, read, or written (``sets``) when approved."""
+
+    kind: ClassVar[str] = "lookup"
     sets: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SearchTool(ToolBase):
+class SearchTool(RecordsTool):
     """``search``: the visible records of ``collection`` whose fields match the arguments."""
 
     kind: ClassVar[str] = "search"
-    collection: str
-    key: str
-    returns: tuple[str, ...] = ()
     filters: Mapping[str, str] = field(default_factory=dict)
     """Argument name → record field it must match."""
     match: str = "exact"
