@@ -44,6 +44,7 @@ from conformance.report.syrupy_store import (
     CaseSnapshotExtension,
     RequestSnapshotExtension,
     SyrupyNode,
+    cache_selection_check,
     check,
 )
 from conformance.stacks.runner import run_stack_case
@@ -124,6 +125,8 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     config.stash[_CASES_KEY] = {}
     config.stash[_ROWS_KEY] = []
+    if config.pluginmanager.has_plugin("syrupy"):
+        cache_selection_check()
     _record_before_collecting(config)
     default_args = config.args_source != pytest.Config.ArgsSource.ARGS
     for root in (config.stash[_ROOTS_KEY] if default_args else explicit):

@@ -310,3 +310,36 @@ def test_a_model_variant_is_an_item_with_its_own_snapshot(pytester: pytest.Pytes
     ran = pytester.runpytest_inprocess(*PLUGIN, "-q", "-k", "openai-chat", "--snapshot-update")
     assert ran.ret == 0, ran.stdout.str()
     assert (root / "__snapshots__" / "normal" / "openai-chat~gpt-5.5-mini.json").is_file()
+
+
+def test_the_session_report_compares_the_selection_once_and_again_after_xdist_merges(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Syrupy's report asks whether every collected item was selected once per snapshot file; the case items'
+    session answers it once (a 20,000-item run spent 12 s there), and again after syrupy clears its caches."""
+    import syrupy.session
+    from syrupy.report import SnapshotReport
+
+    from conformance.report.syrupy_store import SelectionCachedReport, cache_selection_check
+
+    monkeypatch.setitem(vars(syrupy.session), "SnapshotReport", SnapshotReport)
+    cache_selection_check()
+    assert vars(syrupy.session)["SnapshotReport"] is SelectionCachedReport
+    report = object.__new__(SelectionCachedReport)
+    report.__dict__.update(lf_filtered=False, selected_items={"a": True}, _collected_items_by_nodeid={"a": 1})
+    assert report.selected_all_collected_items is True
+    report.__dict__["selected_items"] = {"a": True, "b": True}  # cached: the same answer without comparing again
+    assert report.selected_all_collected_items is True
+    report._invalidate_selection_caches()
+    report.__dict__["_collected_items_by_nodeid"] = {"a": 1}
+    assert report.selected_all_collected_items is False
+    report.__dict__.update(lf_filtered=True, selected_items={"a": True})  # syrupy's own rule still decides
+    report._invalidate_selection_caches()
+    report.__dict__["_collected_items_by_nodeid"] = {"a": 1}
+    assert report.selected_all_collected_items is False
+
+    class Other(SnapshotReport):
+        """Another plugin's report class is left alone."""
+
+    monkeypatch.setitem(vars(syrupy.session), "SnapshotReport", Other)
+    cache_selection_check()
+    assert vars(syrupy.session)["SnapshotReport"] is Other

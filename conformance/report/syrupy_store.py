@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import syrupy.session
 from filelock import FileLock
 from syrupy.assertion import SnapshotAssertion
 from syrupy.constants import SNAPSHOT_EMPTY_COLLECTION_KEY, SNAPSHOT_UNKNOWN_COLLECTION_KEY
@@ -31,6 +32,7 @@ from syrupy.data import Snapshot, SnapshotCollection, SnapshotCollections
 from syrupy.exceptions import SnapshotDoesNotExist, TaintedSnapshotError
 from syrupy.extensions.base import AbstractSyrupyExtension
 from syrupy.location import PyTestLocation
+from syrupy.report import SnapshotReport
 
 from conformance.report.files import write_atomic
 from conformance.report.snapshot import SAME_AS_BODY, SNAPSHOT_FOLDER, differences, folded
@@ -281,6 +283,31 @@ class SyrupyNode:
         self.obj = _Obj(__name__, item.case.id)
         self.stash = item.stash
         self.config = item.config
+
+
+class SelectionCachedReport(SnapshotReport):
+    """Syrupy 7.0's report compares the collected and the selected node ids (``selected_all_collected_items``, a
+    property) once for every snapshot file it discovered, which is quadratic in the task set: about 12 s of a
+    20,000-item run (docs/performance.md). Both sets are settled when the report is built, and syrupy itself clears
+    its other selection caches in ``_invalidate_selection_caches`` when xdist merges worker results; this subclass
+    caches the comparison and clears it there too."""
+
+    @functools.cached_property
+    def selected_all_collected_items(self) -> bool:
+        """Syrupy's own comparison, made once."""
+        return bool(SnapshotReport.selected_all_collected_items.__get__(self))
+
+    def _invalidate_selection_caches(self) -> None:
+        super()._invalidate_selection_caches()
+        self.__dict__.pop("selected_all_collected_items", None)
+
+
+def cache_selection_check() -> None:
+    """Syrupy's session builds ``SelectionCachedReport`` from now on: installed on syrupy's own session module, and
+    only while its report class is still syrupy's (another plugin's subclass is left alone)."""
+    if vars(syrupy.session).get("SnapshotReport") is SnapshotReport and isinstance(
+            vars(SnapshotReport).get("selected_all_collected_items"), property):
+        vars(syrupy.session)["SnapshotReport"] = SelectionCachedReport
 
 
 class NoSyrupy:
