@@ -20,19 +20,14 @@ from typing import Any
 
 import pytest
 
-from conformance.engine.cases import CASE_FILE, WORLD_FILE, Case, base_provider, load_cases
-from conformance.engine.fixtures import fixture_files
-from conformance.engine.plan import plan_case
+from conformance.engine.cases import CASE_FILE, WORLD_FILE, Case
+from conformance.engine.plan import Planned
 from conformance.engine.pytool import ALLOW_ENV, ALLOW_VALUE
-from conformance.engine.registry import select_adapters
-from conformance.engine.rows import Mode, Row
-from conformance.engine.runner import run_case_with_requests
 from conformance.engine.sanitize import terminal_safe
-from conformance.engine.settings import required, rooted
-from conformance.engine.shard import parse_shard, split
+from conformance.engine.settings import rooted
+from conformance.engine.shard import parse_shard
 from conformance.errors import InputError
 from conformance.replay.modes import MODES as RECORD_MODES
-from conformance.report.build import build_report, write_reports
 from conformance.report.snapshot import (
     SNAPSHOT_FOLDER,
     entry_of,
@@ -47,27 +42,21 @@ from conformance.report.syrupy_store import (
     cache_selection_check,
     check,
 )
-from conformance.stacks.runner import run_stack_case
-from conformance.stacks.stack import Stack, select_stacks
+from conformance.session import Run, stopped_early_message
+from conformance.stacks.stack import Stack
 
 _ROOTS_KEY = pytest.StashKey[list[Path]]()
 _CASES_KEY = pytest.StashKey[dict[Path, dict[Path, list[Case]]]]()
-# Rows are kept as JSON text until the end: thousands of nested dicts alive for the whole session would make
-# every garbage-collector pass slower as the run goes on; strings are not tracked by it.
-_ROWS_KEY = pytest.StashKey[list[str]]()
+_RUN_KEY = pytest.StashKey[Run]()
 _WORKER_ROWS = "conformance_rows"
 _WORKER_FILES = "conformance_fixture_files"
 _FILES_KEY = pytest.StashKey[dict[str, str]]()
-_RAN_KEY = pytest.StashKey[set[tuple[str, str]]]()
-_SHARD_KEY = pytest.StashKey[dict[str, Any]]()
 _WORKER_SHARD = "conformance_shard"
 _IDS_KEY = pytest.StashKey[dict[str, str]]()
-_ADAPTERS_KEY = pytest.StashKey[dict[str, Any]]()
 _DESELECTED_KEY = pytest.StashKey[int]()
 _ALLOWED_KEY = pytest.StashKey[bool]()
 _SHARDING_KEY = pytest.StashKey[bool]()
 _FROZEN_KEY = pytest.StashKey[bool]()
-_STACKS_KEY = pytest.StashKey[list[Any]]()
 _UNCHECKED_KEY = pytest.StashKey[bool]()
 
 
@@ -124,7 +113,6 @@ def pytest_configure(config: pytest.Config) -> None:
     if not config.stash[_ROOTS_KEY]:
         return
     config.stash[_CASES_KEY] = {}
-    config.stash[_ROWS_KEY] = []
     if config.pluginmanager.has_plugin("syrupy"):
         cache_selection_check()
     _record_before_collecting(config)
@@ -147,7 +135,7 @@ def _record_before_collecting(config: pytest.Config) -> None:
         upstreams = upstreams_from(config.getoption("conformance_upstream"))
         if not upstreams:
             raise pytest.UsageError(f"--conformance-record-mode {mode} needs --conformance-upstream PROVIDER=URL")
-        cases = load_cases(config.stash[_ROOTS_KEY], known_providers=_adapters(config))
+        cases = _run(config).load(_roots(config))
         for provider in upstreams:
             for line in record_cases(cases, provider, upstreams, mode):
                 print(line)
@@ -175,9 +163,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     ours = [item for item in items if isinstance(item, (CaseItem, NotRecorded))]
     if not ours:
         return
-    mine, config.stash[_SHARD_KEY] = split(shard, [
-        (item.case, item.stack.provider if isinstance(item, StackItem) else item.provider, isinstance(item, StackItem))
-        for item in ours], [*_adapters(config).values(), *(item.stack for item in ours if isinstance(item, StackItem))])
+    mine = _run(config).split(shard, [item.planned for item in ours])
     dropped = [item for item in ours if item.case.id not in mine]
     if dropped:
         config.stash[_SHARDING_KEY] = True
@@ -290,7 +276,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     this session runs, and whether node ids picked single items out of a cases folder."""
     config = session.config
     if _roots(config):
-        config.stash[LANES_KEY] = frozenset(stack.row_id for stack in _stacks(config))
+        config.stash[LANES_KEY] = frozenset(stack.row_id for stack in _run(config).stacks)
         roots = _roots(config)
         config.stash[NODE_IDS_KEY] = any(
             "::" in str(arg) and any(_within(Path(str(arg).split("::", 1)[0]).resolve(), root) for root in roots)
@@ -314,26 +300,18 @@ def _cases_root(path: Path) -> Path:
     return path.parent
 
 
-def _adapters(config: pytest.Config) -> dict[str, Any]:
-    if _ADAPTERS_KEY not in config.stash:
-        # A file named in the ini is relative to the rootdir (where the ini lives), as the ini's paths are.
-        from_ini = [rooted(spec, config.rootpath) for spec in config.getini("conformance_adapters")]
-        specs = [*from_ini, *config.getoption("conformance_adapter")]
-        config.stash[_ADAPTERS_KEY] = select_adapters(None, list(dict.fromkeys(specs)))
-    return config.stash[_ADAPTERS_KEY]
-
-
-def _stacks(config: pytest.Config) -> list[Stack]:
-    if _STACKS_KEY not in config.stash:
-        from_ini = [rooted(spec, config.rootpath) for spec in config.getini("conformance_stacks")]
-        specs = [*from_ini, *config.getoption("conformance_stack")]
-        config.stash[_STACKS_KEY] = select_stacks(list(dict.fromkeys(specs)))
-    return config.stash[_STACKS_KEY]
-
-
-def _required(config: pytest.Config) -> list[str]:
-    named = [*config.getini("conformance_require_providers"), *config.getoption("conformance_require_providers")]
-    return required(named, _adapters(config))
+def _run(config: pytest.Config) -> Run:
+    """The session's run (``conformance.session``), made on first use from the ini settings and the options. A file
+    named in the ini is relative to the rootdir (where the ini lives), as the ini's paths are."""
+    if _RUN_KEY not in config.stash:
+        config.stash[_RUN_KEY] = Run.configure(
+            adapters=[*(rooted(spec, config.rootpath) for spec in config.getini("conformance_adapters")),
+                      *config.getoption("conformance_adapter")],
+            stacks=[*(rooted(spec, config.rootpath) for spec in config.getini("conformance_stacks")),
+                    *config.getoption("conformance_stack")],
+            require=[*config.getini("conformance_require_providers"),
+                     *config.getoption("conformance_require_providers")])
+    return config.stash[_RUN_KEY]
 
 
 class CaseFile(pytest.File):
@@ -350,20 +328,14 @@ class CaseFile(pytest.File):
             # under one key, and the upgrade gate could keep the passing one.
             by_file: dict[Path, list[Case]] = {}
             seen = self.config.stash.setdefault(_IDS_KEY, {})
-            for loaded in load_cases([root], known_providers=_adapters(self.config), seen=seen):
+            for loaded in _run(self.config).load([root], seen=seen):
                 by_file.setdefault(Path(loaded.path).resolve(), []).append(loaded)
             cache[root] = by_file
-        adapters, stacks, required = _adapters(self.config), _stacks(self.config), _required(self.config)
+        run = _run(self.config)
         for case in cache[root].get(self.path.resolve(), []):
-            for item in plan_case(case, adapters, stacks, required):
-                if item.mode is None:
-                    yield NotRecorded.from_parent(self, name=item.name, case=case, provider=item.lane)
-                elif item.stack is None:
-                    yield CaseItem.from_parent(self, name=item.name, case=case, provider=item.lane, mode=item.mode,
-                                               root=root)
-                else:
-                    yield StackItem.from_parent(self, name=item.name, case=case, provider=item.lane, mode=item.mode,
-                                                root=root, stack=item.stack)
+            for item in run.plan(case):
+                kind = NotRecorded if item.mode is None else CaseItem if item.stack is None else StackItem
+                yield kind.from_parent(self, name=item.name, planned=item, root=root)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         """A failure as the case's own message, not a traceback."""
@@ -379,18 +351,19 @@ class CaseFailed(Exception):
 class CaseItem(pytest.Item):
     """One case × provider × mode as a pytest item."""
 
-    def __init__(self, *, case: Case, provider: str, mode: Mode, root: Path, **kwargs: Any) -> None:
+    def __init__(self, *, planned: Planned, root: Path, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.case, self.provider, self.mode, self.root = case, provider, mode, root
+        assert planned.mode is not None, "a case item runs in a mode"
+        self.planned, self.root = planned, root
+        self.case, self.provider, self.mode = planned.case, planned.lane, planned.mode
         self.syrupy_node = SyrupyNode(self)
 
     def runtest(self) -> None:
         """Run one case × provider × mode, keep its report row, then check the expectation and the snapshot.
 
         An exception from the adapter is raised as it was, so ``--tb`` and ``--pdb`` show the adapter's code."""
-        row, error, requests = self._run()
-        self.config.stash[_ROWS_KEY].append(json.dumps(row, separators=(",", ":")))
-        self.config.stash.setdefault(_RAN_KEY, set()).add((self.case.id, self.provider))
+        self._skip_unrunnable()
+        row, error, requests = _run(self.config).execute(self.planned)
         if error is not None:
             self.stash[_UNCHECKED_KEY] = True  # its snapshots were not checked: kept, as a skipped test's
             detail = row["error"]
@@ -406,9 +379,8 @@ class CaseItem(pytest.Item):
         if messages:
             raise CaseFailed("\n".join(messages))
 
-    def _run(self) -> tuple[Row, Exception | None, list[dict[str, Any]]]:
-        return run_case_with_requests(self.case, self.provider, _adapters(self.config)[base_provider(self.provider)],
-                                      self.mode)
+    def _skip_unrunnable(self) -> None:
+        """An adapter's item always runs."""
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         """An expectation or snapshot failure as the case's own message, in full whatever ``-q``/``-v`` say; an
@@ -426,26 +398,24 @@ class StackItem(CaseItem):
     """One case × stack × mode: the stack's real client against a replay of the case (docs/stacks.md). ``provider``
     is the row id (``<provider>@<stack>``), which names its snapshots."""
 
-    def __init__(self, *, stack: Stack, **kwargs: Any) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.stack = stack
+        self.stack: Stack = self.planned.stack
 
-    def _run(self) -> tuple[Row, Exception | None, list[dict[str, Any]]]:
-        why = self.stack.skip_reason()
+    def _skip_unrunnable(self) -> None:
+        """A stack whose client is not installed, or whose requests no adapter reads, skips its items."""
+        why = _run(self.config).skip_reason(self.stack)
         if why:
             pytest.skip(f"stack {self.stack.row_id}: {why}")
-        reader = _adapters(self.config).get(self.stack.provider)
-        if reader is None:
-            pytest.skip(f"stack {self.stack.row_id}: no adapter reads {self.stack.provider} requests")
-        return run_stack_case(self.case, self.stack, reader, self.mode)
 
 
 class NotRecorded(pytest.Item):
     """A case with no fixtures for a provider the run requires: fails, naming the folder to record."""
 
-    def __init__(self, *, case: Case, provider: str, **kwargs: Any) -> None:
+    def __init__(self, *, planned: Planned, root: Path, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.case, self.provider = case, provider
+        self.planned, self.root = planned, root
+        self.case, self.provider = planned.case, planned.lane
 
     def runtest(self) -> None:
         """Always fails: the provider is required and not recorded."""
@@ -476,72 +446,58 @@ def _shown_path(path: Path, config: pytest.Config) -> str:
 def pytest_testnodedown(node: Any, error: Any) -> None:
     """On the xdist controller: take the rows a worker ran (builtins only, as JSON text)."""
     output = getattr(node, "workeroutput", {})
+    if _CASES_KEY not in node.config.stash:
+        return
+    run = _run(node.config)
     rows = output.get(_WORKER_ROWS)
-    if rows and _ROWS_KEY in node.config.stash:
-        node.config.stash[_ROWS_KEY].extend(json.loads(rows))  # a list of row texts
+    if rows:
+        run.rows.extend(json.loads(rows))  # a list of row texts
         node.config.stash.setdefault(_FILES_KEY, {}).update(json.loads(output.get(_WORKER_FILES, "{}")))
-    if output.get(_WORKER_SHARD) and _ROWS_KEY in node.config.stash:
-        node.config.stash[_SHARD_KEY] = json.loads(output[_WORKER_SHARD])  # every worker plans alike
+    if output.get(_WORKER_SHARD):
+        run.shard = json.loads(output[_WORKER_SHARD])  # every worker plans alike
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int | pytest.ExitCode) -> None:
     """Workers hand their rows over; the controller writes the reports, unless the session stopped early."""
     config = session.config
-    if _ROWS_KEY not in config.stash:
+    if _CASES_KEY not in config.stash:
         return
-    rows = config.stash[_ROWS_KEY]
+    run = _run(config)
     workeroutput = getattr(config, "workeroutput", None)
     if workeroutput is not None:
         # An xdist worker hands its rows, and the fixture files they ran on, to the controller; only the controller
         # writes files.
-        workeroutput[_WORKER_ROWS] = json.dumps(rows)
-        ran: set[tuple[str, str]] = config.stash.get(_RAN_KEY, set())
-        workeroutput[_WORKER_FILES] = json.dumps(_fixture_files(config, sorted(ran)))
-        if _SHARD_KEY in config.stash:
-            workeroutput[_WORKER_SHARD] = json.dumps(config.stash[_SHARD_KEY])
+        workeroutput[_WORKER_ROWS] = json.dumps(run.rows)
+        workeroutput[_WORKER_FILES] = json.dumps(run.fixture_files(_collected(config)))
+        if run.shard is not None:
+            workeroutput[_WORKER_SHARD] = json.dumps(run.shard)
         return
     option = config.getoption("conformance_report")
     directory = config.getini("conformance_report") if option is None else option
-    shard = config.stash.get(_SHARD_KEY, None)
-    if shard is not None and exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+    if run.shard is not None and exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
         # A shard left without cases while others have some is not a failure: its report is empty. A selection
         # with no case item at all keeps pytest's own exit code.
         session.exitstatus = pytest.ExitCode.OK
-    if not directory or (not rows and shard is None):
+    if not directory or (not run.rows and run.shard is None):
         return
     stopped = exitstatus == pytest.ExitCode.INTERRUPTED or session.shouldfail or session.shouldstop
     if stopped and not config.getoption("conformance_report_partial"):
-        # A session cut short (Ctrl-C, -x, --maxfail) ran only some rows: a report of them would replace the
-        # whole previous one and read as the full matrix.
-        _say(config, f"conformance: the session stopped early ({len(rows)} case items ran); the reports in "
-                     f"{directory} were left as they were (--conformance-report-partial writes them anyway)")
+        _say(config, stopped_early_message(len(run.rows), directory))
         return
-    # The report's objects hold no cycles: no collector passes over the thousands of rows while it is assembled.
-    collecting = gc.isenabled()
-    gc.disable()
+    # The controller of an xdist session collected nothing: its workers sent the fixture files with the rows.
+    files = config.stash[_FILES_KEY] if _FILES_KEY in config.stash else run.fixture_files(_collected(config))
     try:
-        parsed = [json.loads(row) for row in rows]
-        providers = sorted({row["provider"] for row in parsed})
-        # The controller of an xdist session collected nothing: its workers sent the fixture files with the rows.
-        files = config.stash[_FILES_KEY] if _FILES_KEY in config.stash else _fixture_files(config, [
-            (row["case"], row["provider"]) for row in parsed])
-        try:
-            write_reports(build_report(parsed, providers, _stacks(config), files, shard, _selection(config)),
-                          config.rootpath / directory)
-        except InputError as error:
-            for problem in error.problems:
-                _say(config, terminal_safe(f"conformance: error: {problem}"))
-            session.exitstatus = pytest.ExitCode.USAGE_ERROR
-    finally:
-        if collecting:
-            gc.enable()
+        run.write(run.report(files, _selection(config)), config.rootpath / directory)
+    except InputError as error:
+        for problem in error.problems:
+            _say(config, terminal_safe(f"conformance: error: {problem}"))
+        session.exitstatus = pytest.ExitCode.USAGE_ERROR
 
 
-def _fixture_files(config: pytest.Config, ran: Iterable[tuple[str, str]]) -> dict[str, str]:
-    """The fixture files behind the (case, lane) pairs that ran, from the cases this process collected."""
-    cases = [case for by_file in config.stash.get(_CASES_KEY, {}).values() for loaded in by_file.values()
-             for case in loaded]
-    return fixture_files(cases, ran)
+def _collected(config: pytest.Config) -> list[Case]:
+    """The cases this process collected."""
+    return [case for by_file in config.stash.get(_CASES_KEY, {}).values() for loaded in by_file.values()
+            for case in loaded]
 
 
 def _say(config: pytest.Config, message: str) -> None:

@@ -131,3 +131,27 @@ def test_list_providers_names_each_adapter_and_stack_with_what_it_is(tmp_path: P
         assert provider in lines
         assert len(lines[provider].split(maxsplit=1)) == 2  # and what it is
     assert "AWS Bedrock Converse" in lines["bedrock-converse"]
+
+
+def test_one_run_plans_runs_and_reports_what_both_entry_points_write(tmp_path: Path) -> None:
+    """``conformance.session.Run`` alone, driven as the entry points drive it, writes the bundled run's reports
+    byte for byte as ``conformance run`` does, and pytest does the same (its own test above)."""
+    from conformance.session import Run, stopped_early_message
+
+    assert cli("run", "--no-config", "--report-dir", str(tmp_path / "cli")).returncode == 0
+    run = Run.configure()
+    cases = run.load([BUNDLED_CASES])
+    planned = [item for case in cases for item in run.plan(case)]
+    assert planned and all(item.mode is not None for item in planned)  # nothing is required: nothing unrecorded
+    for item in planned:
+        run.execute(item)
+    assert len(run.rows) == len(planned)
+    assert {lane for _, lane in run.ran} == set(run.adapters)
+    run.write(run.report(run.fixture_files(cases)), tmp_path / "run")
+    for name in REPORTS:
+        assert (tmp_path / "run" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes(), name
+    # A required provider a case lacks is planned as a not-recorded item, for both entry points.
+    required = Run.configure(require=["all"])
+    lacking = [item for case in cases for item in required.plan(case) if item.mode is None]
+    assert lacking and all(item.lane not in item.case.providers for item in lacking)
+    assert "left as they were" in stopped_early_message(3, "reports")

@@ -20,6 +20,7 @@ LAYERS = {
     "conformance": 0, "conformance.errors": 0, "conformance.kit": 1, "conformance.providers": 2,
     "conformance.engine": 3, "conformance.report": 4, "conformance.replay": 5, "conformance.stacks": 6,
     "conformance.commands": 7, "conformance.cli": 7, "conformance.pytest_plugin": 7, "conformance.__main__": 7,
+    "conformance.session": 7,
 }
 
 

@@ -47,57 +47,45 @@ def add_parser(commands: Any) -> None:
 
 def run(arguments: argparse.Namespace) -> int:
     """Run the planned items, write the reports, print the summary; exit 1 when a row failed or a required
-    provider is missing."""
-    from conformance.engine.cases import base_provider, load_cases
-    from conformance.engine.fixtures import fixture_files
-    from conformance.engine.registry import select_adapters
-    from conformance.engine.runner import run_case
+    provider is missing. Ctrl-C while the items run leaves the previous reports as they were (``Run``)."""
     from conformance.engine.selection import columns, coverage, missing_providers, select_items
-    from conformance.engine.settings import required as required_providers
-    from conformance.engine.shard import parse_shard, split
-    from conformance.report.build import build_report, render_markdown, render_summary, write_reports
+    from conformance.engine.shard import parse_shard
+    from conformance.report.build import render_markdown, render_summary
     from conformance.report.files import append_step_summary
-    from conformance.stacks.runner import stack_lanes
-    from conformance.stacks.stack import select_stacks
+    from conformance.session import Run
 
     config = configured(arguments)
-    known = select_adapters(None, config.adapters)
-    adapters = select_adapters(arguments.provider, config.adapters)
-    cases = load_cases(config.roots, max_file_bytes=arguments.max_file_bytes, known_providers=known)
-    stacks = select_stacks(config.stacks)
-    items = select_items(cases, adapters, arguments.case, arguments.keyword, arguments.mode, stacks)
-    shard_of = parse_shard(arguments.shard) if arguments.shard is not None else None
-    shard = None
-    if items and shard_of is not None:
-        # Every shard sees every selected item, so each computes the same split (conformance.engine.shard).
-        planned = [(item.case, item.stack.provider if item.stack else item.lane, item.stack is not None)
-                   for item in items]
-        mine, shard = split(shard_of, planned, [*adapters.values(), *stacks])
+    session = Run.configure(config.adapters, config.stacks, config.require_providers, arguments.provider,
+                            arguments.in_process)
+    cases = session.load(config.roots, max_file_bytes=arguments.max_file_bytes)
+    planned = select_items(cases, session.plan, arguments.case, arguments.keyword, arguments.mode)
+    items = [item for item in planned if item.mode is not None]
+    if items and arguments.shard is not None:
+        mine = session.split(parse_shard(arguments.shard), items)
         items = [item for item in items if item.case.id in mine]
     elif not items:
         filtered = arguments.case or arguments.keyword or arguments.mode
         raise InputError([Problem("--case/-k/--mode" if filtered else "--provider", None,
                                   "no case item matches the filters: nothing ran" if filtered else
-                                  f"no case has fixtures for {', '.join(sorted(adapters))}: nothing ran",
+                                  f"no case has fixtures for {', '.join(sorted(session.adapters))}: nothing ran",
                                   "loosen --case, -k or --mode (`conformance list` shows the case ids)" if filtered
                                   else "record fixtures under providers.<id> in the cases, or pick a provider they "
                                        "have")])
-    rows = [run_case(item.case, item.lane, adapters[base_provider(item.lane)], item.mode) for item in items
-            if item.stack is None and item.mode is not None]
-    stack_rows, lanes = stack_lanes(stacks, [item for item in items if item.stack is not None], adapters,
-                                    arguments.in_process)
-    rows += stack_rows
+    skipped = {stack.row_id: why for stack in session.stacks if (why := session.skip_reason(stack))}
+    for lane, why in skipped.items():
+        print(f"skipped stack {lane}: {why}", file=sys.stderr)
+    for item in items:
+        if item.stack is None or item.lane not in skipped:
+            session.execute(item)
     selection = {name: value for name, value in (("case", arguments.case), ("keyword", arguments.keyword),
                                                  ("mode", arguments.mode), ("provider", arguments.provider)) if value}
-    files = fixture_files(cases, [(row["case"], row["provider"]) for row in rows])
-    report = build_report(rows, columns(list(adapters), items) + lanes, stacks, files, shard, selection)
-    written = write_reports(report, config.report_dir)
+    report = session.report(session.fixture_files(cases), selection)
+    written = session.write(report, config.report_dir)
     markdown = render_markdown(report)
     print(terminal_safe(markdown if arguments.verbose else render_summary(report)))
     append_step_summary(markdown)
-    print(terminal_safe("\n".join(coverage(cases, columns(sorted(adapters), items), items))))
-    required = required_providers(config.require_providers, adapters)
-    missing = missing_providers(cases, required, items) if required else []
+    print(terminal_safe("\n".join(coverage(cases, columns(sorted(session.adapters), items), items))))
+    missing = missing_providers(planned, {item.case.id for item in items})
     for problem in missing:
         print(terminal_safe(f"error: {problem}"), file=sys.stderr)
     print(terminal_safe("wrote " + ", ".join(str(path) for path in written)))

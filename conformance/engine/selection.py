@@ -4,28 +4,28 @@ says which case × provider pairs have no recording."""
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
 
 from conformance.engine.cases import Case, base_provider
-from conformance.engine.plan import Planned, StackLane, plan_case
+from conformance.engine.plan import Planned
 from conformance.errors import InputError, Problem
-from conformance.kit.adapter import Adapter
 
 
-def select_items(cases: Sequence[Case], adapters: dict[str, Adapter], case_patterns: Collection[str] = (),
-                 keyword: str | None = None, modes: Collection[str] = (),
-                 stacks: Sequence[StackLane] = ()) -> list[Planned]:
-    """Every planned item (``conformance.engine.plan``, the stacks' included) the filters keep, sorted as the report
-    sorts rows. ``case_patterns`` are shell patterns on the case id (``http_*``); ``keyword`` is a pytest
-    expression of substrings of the item id (``openai and not stream``); ``modes`` keeps only those modes."""
+def select_items(cases: Sequence[Case], plan: Callable[[Case], Iterable[Planned]],
+                 case_patterns: Collection[str] = (), keyword: str | None = None,
+                 modes: Collection[str] = ()) -> list[Planned]:
+    """Every item ``plan`` gives a case (``conformance.session.Run.plan``) that the filters keep, sorted as the report
+    sorts rows. ``case_patterns`` are shell patterns on the case id (``http_*``); ``keyword`` is a pytest expression
+    of substrings of the item id (``openai and not stream``); ``modes`` keeps only those modes (a not-recorded item,
+    which has none, is kept whatever the modes)."""
     matches = _keyword_matcher(keyword) if keyword else None
     items = []
     for case in cases:
         if case_patterns and not any(fnmatch.fnmatchcase(case.id, pattern) for pattern in case_patterns):
             continue
-        for item in plan_case(case, adapters, stacks):
-            if (not modes or item.mode in modes) and (matches is None or matches(item.name)):
+        for item in plan(case):
+            if (not modes or item.mode is None or item.mode in modes) and (matches is None or matches(item.name)):
                 items.append(item)
     return sorted(items, key=lambda item: (item.case.id, item.lane, item.mode or ""))
 
@@ -61,14 +61,12 @@ def coverage(cases: Sequence[Case], providers: Sequence[str], items: Sequence[Pl
     return [line.rstrip() for line in lines]
 
 
-def missing_providers(cases: Sequence[Case], providers: Collection[str], items: Sequence[Planned]) -> list[Problem]:
-    """A problem per selected case that has no fixtures for a selected provider (``--require-providers``)."""
-    selected = {item.case.id for item in items}
-    return [Problem(case.path, None, f"case {case.id} has no fixtures for {provider}",
-                    f"record {provider}/turn1.json beside the case file and list '{provider}: {{}}' under providers:, "
-                    "or run without --require-providers")
-            for case in cases if case.id in selected for provider in sorted(providers)
-            if provider not in case.providers]
+def missing_providers(planned: Sequence[Planned], ran: Collection[str]) -> list[Problem]:
+    """A problem per not-recorded item (a required provider the case has no fixtures for) of a case that ran."""
+    return [Problem(item.case.path, None, f"case {item.case.id} has no fixtures for {item.lane}",
+                    f"record {item.lane}/turn1.json beside the case file and list '{item.lane}: {{}}' under "
+                    "providers:, or run without --require-providers")
+            for item in planned if item.mode is None and item.case.id in ran]
 
 
 def _keyword_matcher(expression: str) -> Callable[[str], bool]:

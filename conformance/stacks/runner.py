@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import os
-import sys
 import threading
 from collections.abc import Awaitable, Sequence
 from typing import Any
@@ -76,24 +75,6 @@ def run_stack_case(case: Case, stack: Stack, reader: Adapter, mode: Mode = "body
 
 async def _awaited(response: Awaitable[ModelResponse]) -> ModelResponse:
     return await response
-
-
-def stack_lanes(stacks: Sequence[Stack], items: Sequence[Any], adapters: dict[str, Adapter],
-                in_process: bool = False) -> tuple[list[Row], list[str]]:
-    """The planned items of each stack (``conformance.engine.plan``), through it: the rows, and the lanes that ran. A
-    stack whose SDK is not installed, or whose provider has no reader here, is skipped with one line on stderr."""
-    rows: list[Row] = []
-    lanes: list[str] = []
-    for stack in stacks:
-        why, reader = stack.skip_reason(), adapters.get(stack.provider)
-        if why or reader is None:
-            why = why or f"no adapter reads {stack.provider} requests here (select that provider)"
-            print(f"skipped stack {stack.row_id}: {why}", file=sys.stderr)
-            continue
-        lanes.append(stack.row_id)
-        rows += [run_stack_case(item.case, stack, reader, item.mode, in_process)[0] for item in items
-                 if item.stack is stack]
-    return rows, lanes
 
 
 # --- Driving a case through a stack and the proxy ---------------------------------------------------------------

@@ -1,0 +1,144 @@
+"""One run of the suite, whichever entry point starts it (docs/layout.md, "One run").
+
+``conformance run`` and the pytest plugin are thin over a ``Run``: it holds the adapters, stacks and required providers
+the configuration and flags chose, loads the cases, plans their items (``conformance.engine.plan``), splits them into
+shards, runs one item (an adapter's lane or a stack's), keeps its row, and writes the three reports at the end — or
+leaves the previous ones in place when the run stopped early. The entry points differ only in what is theirs: the
+CLI walks the plan itself and prints its summary; pytest makes one test item per planned item, selects them with
+``-k``/``-m``, and runs them one by one.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from conformance.engine.cases import Case, base_provider, load_cases
+from conformance.engine.fixtures import fixture_files
+from conformance.engine.plan import Planned, plan_case
+from conformance.engine.registry import select_adapters
+from conformance.engine.rows import Row
+from conformance.engine.runner import run_case_with_requests
+from conformance.engine.settings import required
+from conformance.engine.shard import split
+from conformance.kit.adapter import Adapter
+from conformance.stacks.runner import run_stack_case
+from conformance.stacks.stack import Stack, select_stacks
+
+PARTIAL_HINT = "--conformance-report-partial writes them anyway"
+
+
+@dataclass
+class Run:
+    """A run: what it runs with, the rows it made, and its report."""
+
+    known: dict[str, Adapter]
+    """Every adapter the cases may name (built-ins and the configured ones): cases are loaded against these."""
+    adapters: dict[str, Adapter]
+    """The adapters whose lanes run (``--provider`` narrows them)."""
+    stacks: list[Stack]
+    required: list[str]
+    """Providers every planned case must have fixtures for: a case without them is planned as not recorded."""
+    in_process: bool = False
+    """Stacks answer through their clients' in-process seams instead of the loopback server."""
+    rows: list[str] = field(default_factory=list)
+    """The rows made, as JSON text until the report is written: strings are not walked by the garbage collector."""
+    ran: set[tuple[str, str]] = field(default_factory=set)
+    """The (case, lane) pairs that ran: their fixture files are what the report verified."""
+    shard: dict[str, Any] | None = None
+    """Shard I of N's record (``conformance.engine.shard.shard_record``), once split."""
+
+    @classmethod
+    def configure(cls, adapters: Sequence[str] = (), stacks: Sequence[str] = (), require: Sequence[str] = (),
+                  providers: Sequence[str] | None = None, in_process: bool = False) -> Run:
+        """A run from adapter, stack and required-provider specs (settings first, flags after), ``providers`` the
+        adapters to run (None: all)."""
+        specs = list(dict.fromkeys(adapters))
+        known = select_adapters(None, specs)
+        selected = select_adapters(list(providers), specs) if providers else known
+        return cls(known=known, adapters=selected, stacks=select_stacks(list(dict.fromkeys(stacks))),
+                   required=required(list(require), selected), in_process=in_process)
+
+    def load(self, roots: Iterable[Path], max_file_bytes: int | None = None,
+             seen: dict[str, str] | None = None) -> list[Case]:
+        """The cases under ``roots``, checked against the known adapters; ``seen`` carries case ids across loads."""
+        extra: dict[str, Any] = {} if max_file_bytes is None else {"max_file_bytes": max_file_bytes}
+        return load_cases(list(roots), known_providers=self.known, seen=seen, **extra)
+
+    def plan(self, case: Case) -> Iterator[Planned]:
+        """The case's items: its lanes in every mode, a not-recorded item per required provider it lacks."""
+        return plan_case(case, self.adapters, self.stacks, self.required)
+
+    def split(self, shard: tuple[int, int], items: Sequence[Planned]) -> set[str]:
+        """Shard I of N of the planned items: the case ids it runs (whole cases); every shard computes the same
+        split from the same plan."""
+        planned = [(item.case, item.stack.provider if item.stack is not None else item.lane, item.stack is not None)
+                   for item in items]
+        code = [*self.adapters.values(), *{id(item.stack): item.stack for item in items if item.stack}.values()]
+        mine, self.shard = split(shard, planned, code)
+        return mine
+
+    def skip_reason(self, stack: Stack) -> str | None:
+        """Why a stack's items cannot run here (its client is not installed, no adapter reads its requests)."""
+        why = stack.skip_reason()
+        if why:
+            return why
+        if stack.provider not in self.adapters:
+            return f"no adapter reads {stack.provider} requests here (select that provider)"
+        return None
+
+    def execute(self, item: Planned) -> tuple[Row, Exception | None, list[dict[str, Any]]]:
+        """Run one planned item and keep its row: the row, the adapter's or stack's exception (or None), and the
+        requests sent."""
+        assert item.mode is not None, "a not-recorded item has nothing to run"
+        if item.stack is None:
+            result = run_case_with_requests(item.case, item.lane, self.adapters[base_provider(item.lane)], item.mode)
+        else:
+            result = run_stack_case(item.case, item.stack, self.adapters[item.stack.provider], item.mode,
+                                    self.in_process)
+        self.keep(result[0])
+        return result
+
+    def keep(self, row: Row) -> None:
+        """Keep a row for the report."""
+        self.rows.append(json.dumps(row, separators=(",", ":")))
+        self.ran.add((row["case"], row["provider"]))
+
+    def fixture_files(self, cases: Iterable[Case]) -> dict[str, str]:
+        """The fixture files behind the (case, lane) pairs that ran."""
+        return fixture_files(list(cases), sorted(self.ran))
+
+    def report(self, files: Mapping[str, str], selection: Mapping[str, Any] | None = None,
+               rows: Collection[str] | None = None) -> dict[str, Any]:
+        """The report of the rows kept (or of ``rows``, JSON texts another process made): its lanes are those of
+        the rows."""
+        from conformance.report.build import build_report  # noqa: PLC0415 - the report layer loads at the end
+
+        texts = self.rows if rows is None else rows
+        # The report's objects hold no cycles: no collector passes over the thousands of rows while it is built.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            parsed: list[Row] = [json.loads(text) for text in texts]
+            lanes = sorted({row["provider"] for row in parsed})
+            return build_report(parsed, lanes, self.stacks, dict(files), self.shard, dict(selection or {}) or None)
+        finally:
+            if collecting:
+                gc.enable()
+
+    def write(self, report: dict[str, Any], directory: Path) -> list[Path]:
+        """Write ``report.json``, ``.md`` and ``.html`` whole, each or none (``conformance.report.files``)."""
+        from conformance.report.build import write_reports  # noqa: PLC0415
+
+        return write_reports(report, directory)
+
+
+def stopped_early_message(rows: int, directory: Path | str, hint: str = PARTIAL_HINT) -> str:
+    """What a run cut short (Ctrl-C, ``-x``, ``--maxfail``) says: it ran only some rows, and a report of them would
+    replace the whole previous one and read as the full matrix, so the previous reports stay."""
+    return (f"conformance: the session stopped early ({rows} case items ran); the reports in {directory} were left "
+            f"as they were ({hint})")
