@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -18,17 +19,28 @@ from tests.helpers import CASES
 pytestmark = pytest.mark.e2e
 
 
-def run_pytest(report: Path, *extra: str) -> None:
+def run_pytest(cases: Path, report: Path, *extra: str) -> str:
     completed = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", str(CASES), f"--conformance-cases={CASES}",
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(cases), f"--conformance-cases={cases}",
          f"--conformance-report={report}", *extra],
-        capture_output=True, text=True, cwd=CASES.parent, check=False)
+        capture_output=True, text=True, cwd=cases.parent, check=False)
     assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
+    return completed.stdout
 
 
-def test_report_is_byte_identical_with_two_workers(tmp_path: Path) -> None:
-    run_pytest(tmp_path / "serial")
-    run_pytest(tmp_path / "parallel", "-n", "2")
+@pytest.fixture
+def cases(tmp_path: Path) -> Path:
+    """The tests' cases, copied, with their snapshots written by a serial run (the copy keeps none)."""
+    copy = tmp_path / "cases"
+    shutil.copytree(CASES, copy)
+    run_pytest(copy, tmp_path / "first", "--snapshot-update")
+    return copy
+
+
+def test_report_is_byte_identical_with_two_workers(tmp_path: Path, cases: Path) -> None:
+    run_pytest(cases, tmp_path / "serial")
+    checked = run_pytest(cases, tmp_path / "parallel", "-n", "2")
+    assert " snapshots passed." in checked  # the workers checked every item's snapshots too
     serial = (tmp_path / "serial/report.json").read_bytes()
     assert serial == (tmp_path / "parallel/report.json").read_bytes()
     expected = sum(len(modes_for(case, provider, adapter)) for case in load_cases([CASES])
@@ -36,9 +48,9 @@ def test_report_is_byte_identical_with_two_workers(tmp_path: Path) -> None:
     assert json.loads(serial)["summary"]["rows"] == expected > 0
 
 
-def test_report_from_pytest_equals_the_one_from_conformance_run(tmp_path: Path) -> None:
-    run_pytest(tmp_path / "pytest")
-    subprocess.run([sys.executable, "-m", "conformance", "run", "--cases", str(CASES), "--report-dir",
+def test_report_from_pytest_equals_the_one_from_conformance_run(tmp_path: Path, cases: Path) -> None:
+    run_pytest(cases, tmp_path / "pytest")
+    subprocess.run([sys.executable, "-m", "conformance", "run", "--cases", str(cases), "--report-dir",
                     str(tmp_path / "cli")],
-                   capture_output=True, cwd=CASES.parent, check=False)
+                   capture_output=True, cwd=cases.parent, check=False)
     assert (tmp_path / "pytest/report.json").read_bytes() == (tmp_path / "cli/report.json").read_bytes()
