@@ -21,6 +21,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "inspect": ("inspect", "add_parser", "run"),
     "diff": ("diff", "add_parser", "run"),
     "gate": ("gate", "add_parser", "run"),
+    "affected": ("affected", "add_parser", "run"),
     "comment": ("comment", "add_parser", "run"),
     "merge": ("merge", "add_parser", "run"),
     "verify": ("verify", "add_parser", "run"),

@@ -335,7 +335,7 @@ def test_init_scaffolds_a_repository_whose_example_passes_with_its_snapshots(tmp
     assert completed.returncode == 0, completed.stderr
     assert (tmp_path / "pyproject.toml").read_text() == (
         '[tool.pytest.ini_options]\nconformance_cases = ["cases"]\n'
-        'conformance_adapters = ["conformance_adapter.py:ADAPTER"]\n')
+        'conformance_adapters = ["conformance_adapter.py:ADAPTER"]\npythonpath = ["."]\n')
     case = (tmp_path / "cases/example/case.yaml").read_text()
     assert case.startswith("# yaml-language-server: $schema=../../.conformance/case.schema.json\nid: example\n")
     assert (tmp_path / "cases/example/case.yaml").parent.joinpath("../../.conformance/case.schema.json").is_file()
@@ -366,7 +366,7 @@ def test_init_adds_the_ini_section_or_says_which_lines_to_add(tmp_path: Path) ->
     run_cli("init", str(tmp_path / "a"))
     assert (tmp_path / "a/pyproject.toml").read_text() == (
         '[project]\nname = "app"\n\n[tool.pytest.ini_options]\nconformance_cases = ["cases"]\n'
-        'conformance_adapters = ["conformance_adapter.py:ADAPTER"]\n')
+        'conformance_adapters = ["conformance_adapter.py:ADAPTER"]\npythonpath = ["."]\n')
     (tmp_path / "b").mkdir()
     (tmp_path / "b/pyproject.toml").write_text('[tool.pytest.ini_options]\naddopts = "-q"\n')
     completed = run_cli("init", str(tmp_path / "b"))

@@ -20,7 +20,9 @@ from conformance.errors import InputError, Problem
 EXAMPLE = "example"
 STUB_PROVIDER = "app-openai-chat"
 SCHEMA_FOLDER = ".conformance"
-INI_LINES = ('conformance_cases = ["cases"]', 'conformance_adapters = ["conformance_adapter.py:ADAPTER"]')
+INI_LINES = ('conformance_cases = ["cases"]', 'conformance_adapters = ["conformance_adapter.py:ADAPTER"]',
+             # The glue imports the application's own packages from the repository's root, under pytest and the CLI.
+             'pythonpath = ["."]')
 
 
 def schema_text(name: str) -> str:

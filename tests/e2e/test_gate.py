@@ -36,14 +36,14 @@ def failed_steps(run: dict) -> list[str]:
 
 def test_a_no_op_change_runs_the_gate_and_passes(local_runs: dict) -> None:
     run = local_runs["runs"]["noop"]
-    assert run["triggered"] and run["changed"] == ["requirements.txt"]
+    assert run["relevant"] and run["changed"] == ["requirements.txt"]
     assert run["result"] == "success", run["steps"]
     assert "**0 regression(s)**, 0 change(s)" in run["summary"]
 
 
 def test_a_regressing_sdk_bump_fails_the_gate_with_the_regression_named(local_runs: dict) -> None:
     run = local_runs["runs"]["sdk-bump"]
-    assert run["triggered"] and run["result"] == "failure"
+    assert run["relevant"] and run["result"] == "failure"
     assert failed_steps(run) == ["Upgrade gate (base and head reports, their diff)"]
     summary = run["summary"]
     assert "**1 regression(s)**" in summary
@@ -74,14 +74,33 @@ def test_a_base_that_cannot_be_built_is_said_clearly_and_does_not_fail(local_run
     assert "cannot read" not in summary
 
 
-def test_the_workflow_triggers_on_lockfiles_and_needs_only_what_it_uses(tmp_path: Path) -> None:
+def test_an_app_only_change_runs_the_gate_and_a_docs_change_skips_it(local_runs: dict) -> None:
+    app = local_runs["runs"]["app-change"]
+    assert app["changed"] == ["support_agent/reading.py"] and app["relevant"]
+    assert app["result"] == "failure" and failed_steps(app) == ["Upgrade gate (base and head reports, their diff)"]
+    assert "**1 regression(s)**" in app["summary"] and "turn 1 kind tool\\_calls → text" in app["summary"]
+    assert len(local_runs["comments"]["9"]) == 1
+    docs = local_runs["runs"]["docs-only"]
+    assert docs["changed"] == ["README.md"] and not docs["relevant"] and docs["result"] == "success"
+    outcomes = {step["name"]: step["outcome"] for step in docs["steps"]}
+    assert outcomes["Upgrade gate (base and head reports, their diff)"] == "skipped"
+    assert "Pull-request comment (updated in place)" not in outcomes  # the comment job did not start
+    assert "10" not in local_runs["comments"]
+
+
+def test_the_workflow_runs_on_every_pull_request_and_needs_only_what_it_uses(tmp_path: Path) -> None:
     (tmp_path / "requirements.txt").write_text("openai==2.1.0\n")
     assert cli("init", str(tmp_path)).returncode == 0
     text = (tmp_path / ".github/workflows/conformance.yml").read_text()
     workflow = yaml.safe_load(text)
-    paths = workflow[True]["pull_request"]["paths"]
-    for pattern in ("cases/**", "conformance_adapter.py", "**/requirements*.txt", "**/*.lock", "pyproject.toml"):
-        assert pattern in paths
+    # No path filter: `conformance affected` decides from the configuration, as the code grows.
+    assert workflow[True] == {"pull_request": None}
+    names = [step.get("name") for step in workflow["jobs"]["gate"]["steps"]]
+    affected = names.index("Does the change touch what the reports depend on?")
+    assert affected < names.index("Install this branch's stack") < names.index(
+        "Upgrade gate (base and head reports, their diff)")
+    assert "conformance affected --base" in workflow["jobs"]["gate"]["steps"][affected]["run"]
+    assert workflow["jobs"]["comment"]["if"] == "always() && needs.gate.outputs.relevant == 'true'"
     # The head's code runs with a read-only token not left in .git/config; the write token is only in the comment
     # job, which checks nothing out and installs only the suite (docs/ci.md).
     assert workflow["permissions"] == {"contents": "read"}
