@@ -124,7 +124,8 @@ def prime(base: str, case_id: str, provider: str, path: str) -> None:
     import urllib.request
 
     for mode in ("body", "stream"):
-        request = urllib.request.Request(f"{base}/s/{case_id}/{provider}/{mode}{path}", data=b'{"prime": true}',
+        data = b'{"prime": true, "stream": true}' if mode == "stream" else b'{"prime": true}'
+        request = urllib.request.Request(f"{base}/s/{case_id}/{provider}/{mode}{path}", data=data,
                                          headers={"content-type": "application/json"}, method="POST")
         urllib.request.urlopen(request, timeout=10).read()
 
@@ -569,5 +570,20 @@ def test_a_binary_stream_is_stored_as_its_wire_decodes_it() -> None:
     wire = builtin_adapters()["bedrock-converse"].wire
     staged = {file.name: file.data for file in stage_session("case", "stream", [exchange], wire=wire)}
     assert staged["turn1.jsonl"].decode("utf-8").splitlines() == events.splitlines()
-    # Without the wire's decoder the bytes are not a stream the suite can store as text.
-    assert "turn1.jsonl" not in {file.name for file in stage_session("case", "stream", [exchange])}
+    # Without the wire's decoder the bytes are not a stream the suite can store as text: nothing is stored.
+    with pytest.raises(InputError, match=r"the answer \(application/vnd.amazon.eventstream\) is no stream this "
+                                         r"API's wire reads; nothing was written"):
+        stage_session("case", "stream", [exchange])
+
+
+def test_a_body_answered_in_a_stream_session_is_never_stored_as_the_stream() -> None:
+    body = (CASES / "normal/openai-chat/turn1.json").read_bytes()
+    exchange = Exchange(b'{"model": "m"}', 200, {"content-type": "application/json"}, body)
+    wire = builtin_adapters()["openai-chat"].wire
+    with pytest.raises(InputError) as raised:
+        stage_session("normal", "stream", [exchange], wire=wire)
+    problem = raised.value.problems[0]
+    assert "the client asked for a body, not a stream: the code under test did not stream; nothing was written" in \
+        str(problem) and "--mode body" in str(problem)
+    assert [file.name for file in stage_session("normal", "body", [exchange], wire=wire)] == [
+        "turn1.json", "requests/turn1.body.json"]

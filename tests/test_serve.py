@@ -202,8 +202,15 @@ def test_turns_advance_per_session_and_a_byte_identical_repeat_replays_the_same_
     assert json.loads(second[2])["choices"][0]["finish_reason"] == "stop"
     assert second[2] == (CASES / "normal/openai-chat/turn2.json").read_bytes()
     assert first[1]["x-request-id"] == "req_normal_body_1" and second[1]["x-request-id"] == "req_normal_body_2"
-    other = _post(replay, "/s/normal/openai-chat/stream/v1/chat/completions", {"n": 1})
-    assert json.loads(other[2])["choices"][0]["finish_reason"] == "tool_calls"  # its own cursor
+    other = _post(replay, "/s/normal/openai-chat/stream/v1/chat/completions", {"n": 1, "stream": True})
+    assert b'"finish_reason":"tool_calls"' in other[2].replace(b" ", b"")  # its own cursor, as a stream
+    # A stream session refuses a request that does not stream: a body would pass a stream row for code that never
+    # streams.
+    status, _, refused = _post(replay, "/s/normal/openai-chat/stream/v1/chat/completions", {"n": 2})
+    assert status == 400 and "stream session: request 2 asked for a body, not a stream: the code under test did " \
+                              "not stream" in json.loads(refused)["error"]["message"]
+    streamed = replay.sessions[("normal", "openai-chat", "stream")]
+    assert streamed.streamed == [True, False] and streamed.did_not_stream == streamed.unmatched
     session = replay.sessions[("normal", "openai-chat", "body")]
     assert session.requests == [{"n": 1}, {"n": 2}] and session.served == [1, 2]
 
@@ -338,10 +345,13 @@ def test_the_in_process_transports_serve_the_same_turns_without_a_socket(monkeyp
     converse = ADAPTERS["bedrock-converse"].build_request(case.task, [UserMessage(text=case.task.input)])
     events = list(bedrock.converse_stream(modelId="model-under-test", **converse)["stream"])
     assert len(events) == 11 and events[-2] == {"messageStop": {"stopReason": "tool_use"}}
-    repeat = bedrock.converse(modelId="model-under-test", **converse)  # the same bytes: the same turn again
-    assert repeat["stopReason"] == "tool_use"
+    repeat = list(bedrock.converse_stream(modelId="model-under-test", **converse)["stream"])  # the same turn again
+    assert repeat == events
+    with pytest.raises(Exception, match="did not stream"):  # a body asked of a stream session
+        bedrock.converse(modelId="model-under-test", **converse)
     converse["messages"].append({"role": "user", "content": [{"text": "And then?"}]})
-    assert bedrock.converse(modelId="model-under-test", **converse)["stopReason"] == "end_turn"  # the next turn
+    ended = list(bedrock.converse_stream(modelId="model-under-test", **converse)["stream"])  # the next turn
+    assert ended[-2] == {"messageStop": {"stopReason": "end_turn"}}
 
 
 def test_a_client_that_resets_its_connection_prints_nothing(capfd: pytest.CaptureFixture[str]) -> None:

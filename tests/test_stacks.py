@@ -101,6 +101,31 @@ def test_a_request_the_real_client_sends_that_breaks_correlation_fails_the_row()
     assert "correlation: turn 2: tool result call_not_the_one answers no call of turn 1" in row["failures"]
 
 
+def _never_streams(task: Task, transcript: Sequence[TranscriptEntry], endpoint: Endpoint) -> ModelResponse:
+    """A team's glue that always asks for a body, whatever the endpoint asks."""
+    from conformance.stacks.sdk.openai_client import openai_client
+
+    completion = openai_client(endpoint).chat.completions.create(**build_request(task, transcript))
+    return sdk_stack._from_message(sdk_stack._Turn.of_completion(completion))
+
+
+@pytest.mark.parametrize("in_process", [False, True], ids=["loopback", "in-process"])
+def test_a_stream_row_passes_only_when_the_client_streamed_and_carries_what_it_was_sent(in_process: bool) -> None:
+    never = dataclasses.replace(STACK, id="never-streams", call=_never_streams)
+    body, _, _ = run_stack_case(CASE["normal"], never, CHAT, "body", in_process)
+    assert body["passed"], body["failures"]
+    row, _, _ = run_stack_case(CASE["normal"], never, CHAT, "stream", in_process)
+    assert row["passed"] is False
+    assert row["failures"][0].startswith("your code did not stream: case normal [openai-chat@never-streams], stream "
+                                         "session: request 1 asked for a body, not a stream")
+    # A client that streams: the row carries the summary of each stream it was sent, as the raw adapter's row does.
+    streamed, _, _ = run_stack_case(CASE["normal"], STACK, CHAT, "stream", in_process)
+    raw = run_case(CASE["normal"], "openai-chat", CHAT, "stream")
+    assert [turn["stream"] for turn in streamed["turns"]] == [turn["stream"] for turn in raw["turns"]]
+    assert all(turn["stream"] and turn["stream"]["terminal"] for turn in streamed["turns"])
+    assert all(turn["stream"] is None for turn in body["turns"])
+
+
 def test_run_adds_the_stack_lane_beside_the_providers(tmp_path: Path) -> None:
     result = cli("run", *OWN, "--stack", "sdks", "--provider", "openai-chat", "--case", "normal", "--case",
                  "truncation", "--report-dir", str(tmp_path))
@@ -191,3 +216,18 @@ def test_a_forked_child_gets_a_replay_server_of_its_own() -> None:
     os.waitpid(pid, 0)
     assert os.read(read, 1) == b"1"
     assert lane.shared_server() is parent
+
+
+def test_a_client_built_by_a_lambda_is_built_once_per_session() -> None:
+    from conformance.stacks.stack import client_for
+
+    built: list[str] = []
+    endpoint = Endpoint(base_url="http://127.0.0.1:1/s/normal/openai-chat@team/body", stream=False)
+    for _ in range(3):  # a lambda written inside the stack's call: a new function object each time
+        client_for(endpoint, lambda e: built.append(e.base_url) or object())
+    assert built == [endpoint.base_url]
+    for region in ("eu", "us"):  # what a builder closes over tells two builders apart
+        client_for(endpoint, lambda e, region=region: built.append(region) or object())
+    other = Endpoint(base_url="http://127.0.0.1:1/s/normal/openai-chat@team/stream", stream=True)
+    client_for(other, lambda e: built.append(e.base_url) or object())
+    assert built == [endpoint.base_url, "eu", "us", other.base_url]

@@ -61,9 +61,9 @@ def replay_turn(adapter: Adapter, recorded: RecordedTurn, mode: Mode) -> tuple[M
     return classify_response(adapter, recorded.status, recorded.headers, recorded.body), None
 
 
-Respond = Callable[[int, tuple[TranscriptEntry, ...]], tuple[ModelResponse, dict[str, Any]]]
-"""A real client's turn (a stack, ``conformance.stacks.stack``): turn index and transcript → its kind and the request
-the client sent."""
+Respond = Callable[[int, tuple[TranscriptEntry, ...]], tuple[ModelResponse, dict[str, Any], dict[str, Any] | None]]
+"""A real client's turn (a stack, ``conformance.stacks.stack``): turn index and transcript → its kind, the request
+the client sent, and the summary of the stream it was answered with (None: it was answered with a body)."""
 
 
 def run_loop(case: Case, provider: str, adapter: Adapter, turns: tuple[RecordedTurn, ...],
@@ -127,7 +127,7 @@ class _Loop:
         stream: dict[str, Any] | None = None
         if self.respond is not None:
             run.phase = "calling the stack"
-            response, request = self.respond(index, tuple(self.transcript))
+            response, request, stream = self.respond(index, tuple(self.transcript))
             run.requests.append(request)
         else:
             run.phase = "reading the response"

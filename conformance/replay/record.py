@@ -322,6 +322,17 @@ def stage_session(case_id: str, mode: Mode, exchanges: Sequence[Exchange], first
             staged.append(Staged(f"turn{number}.jsonl", redact_text(events, case_id, number).encode("utf-8")))
         elif content_type.startswith("text/event-stream"):
             staged.append(Staged(f"turn{number}.sse", body))
+        elif mode == "stream":
+            # A body stored for a stream session would replay a stream row for code that never streams.
+            media = content_type.split(";")[0].strip()
+            body_asked = media in ("", "application/json") or media.endswith("+json")
+            raise InputError([Problem(
+                f"case {case_id} (stream), turn {number}", None,
+                ("the client asked for a body, not a stream: the code under test did not stream"
+                 if body_asked else f"the answer ({media}) is no stream this API's wire reads")
+                + "; nothing was written",
+                "make the client stream when its endpoint asks for it (Endpoint.stream), or record with --mode body "
+                "only" if body_asked else "record with the provider's own adapter, whose wire decodes its streams")])
         else:
             staged.append(Staged(f"turn{number}.json", body))
         staged.append(Staged(f"requests/turn{number}.{mode}.json", redact_text(

@@ -66,13 +66,19 @@ class Session:
     """The 1-based turn served for each request kept."""
     unmatched: list[str] = field(default_factory=list)
     """Requests no turn answered, each with the reason."""
+    streamed: list[bool] = field(default_factory=list)
+    """For each request kept, whether its answer went back as a stream."""
+    did_not_stream: list[str] = field(default_factory=list)
+    """The requests of a stream session that asked for a body, each with the reason (also in ``unmatched``)."""
     last_body: bytes | None = None
+    """The SHA-256 of the previous request body (a repeat replays its turn); the digest, not the bytes."""
+    lane: str = ""
+    """The session's provider segment (``openai-chat@litellm``), when it differs from the fixtures it plays."""
 
     @property
     def requests(self) -> list[Any]:
         """Each request body kept, parsed JSON, or its text when it is not JSON (or the note of one not kept)."""
         return [_parsed(body) if isinstance(body, bytes) else body for body in self.kept]
-    """The SHA-256 of the previous request body (a repeat replays its turn); the digest, not the bytes."""
 
 
 class Replay:
@@ -121,7 +127,7 @@ class Replay:
                 return _problem(wire, NOT_RECORDED,
                                 f"{MAX_SESSIONS} sessions are open; this server answers no more (restart it)")
             mode: Mode = "stream" if match["mode"] == "stream" else "body"  # the pattern allows these two only
-            session = self.sessions.setdefault(key, Session(case, fixtures, mode))
+            session = self.sessions.setdefault(key, Session(case, fixtures, mode, lane=match["provider"]))
             return _serve(session, wire, stream, query, body, self)
 
     def _route(self, provider: str, rest: str) -> tuple[Wire, bool | None] | None:
@@ -140,6 +146,11 @@ class Replay:
             session = self.sessions.pop((case_id, provider, mode), None)
             if session is not None:
                 self.kept_bytes -= sum(len(body) for body in session.kept if isinstance(body, bytes))
+
+    def session(self, case_id: str, provider: str, mode: Mode) -> Session | None:
+        """A session as its client left it (None when no request reached it)."""
+        with self.lock:
+            return self.sessions.get((case_id, provider, mode))
 
     def sent(self, case_id: str, provider: str, mode: Mode) -> list[Any]:
         """The request bodies a session's client sent, in order (repeats left out)."""
@@ -179,7 +190,20 @@ def _serve(session: Session, wire: Wire, stream: bool | None, query: str, body: 
         session.last_body = digest
     turn = turns[index]
     wants_stream = stream if stream is not None else _asks_stream(body)
+    if session.mode == "stream" and not wants_stream and turn.status < 400:
+        # A stream row passes only when the client streamed: a body served here would pass the row for code that
+        # never streams (docs/serve.md, "Modes").
+        reason = (f"case {session.case.id} [{session.lane or session.provider}], stream session: request "
+                  f"{len(session.kept)} asked for a body, not a stream: the code under test did not stream (a stream "
+                  "row passes only when it streams; run it in body mode if it never does)")
+        if not repeat:
+            session.did_not_stream.append(reason)
+            session.unmatched.append(reason)
+            session.streamed.append(False)
+        return _problem(wire, NOT_RECORDED, reason)
     reply = _reply(turn, wire, wants_stream, session, index)
+    if not repeat:
+        session.streamed.append(reply.streamed)
     reply.headers.setdefault(wire.request_id_header, f"req_{session.case.id}_{session.mode}_{index + 1}")
     return reply
 

@@ -12,13 +12,13 @@ from typing import Any
 
 from conformance.engine.cases import Case
 from conformance.engine.fixtures import RecordedTurn
-from conformance.engine.loop import LoopRun, run_loop
+from conformance.engine.loop import LoopRun, replay_turn, run_loop
 from conformance.engine.registry import builtin_adapters
 from conformance.engine.rows import Mode, Row
 from conformance.kit.adapter import Adapter
 from conformance.kit.task import TranscriptEntry, task_for_turn
 from conformance.kit.types import ModelResponse
-from conformance.replay.router import Replay
+from conformance.replay.router import Replay, Session, session_fixtures
 from conformance.replay.server import BackgroundServer, session_base
 from conformance.stacks.stack import Endpoint, Stack
 
@@ -61,16 +61,31 @@ def run_stack_case(case: Case, stack: Stack, reader: Adapter, mode: Mode = "body
     endpoint = Endpoint(base_url=session_base(base, case.id, stack.row_id, mode), stream=mode == "stream",
                         replay=replay if in_process else None)
 
-    def respond(index: int, transcript: tuple[TranscriptEntry, ...]) -> tuple[ModelResponse, dict[str, Any]]:
+    def respond(index: int, transcript: tuple[TranscriptEntry, ...]
+                ) -> tuple[ModelResponse, dict[str, Any], dict[str, Any] | None]:
         response: Any = stack.call(task_for_turn(case.task, transcript), transcript, endpoint)
         if inspect.isawaitable(response):  # an async stack: each call runs in an event loop of its own
             response = asyncio.run(_awaited(response))
         sent = replay.sent(case.id, stack.row_id, mode)
         request = sent[index] if len(sent) > index and isinstance(sent[index], dict) else {}
-        return response, request
+        return response, request, _served_stream(replay.session(case.id, stack.row_id, mode), index, reader)
 
-    return run_lane(case, stack.provider, reader, mode, respond, stack.row_id, stack.id,
-                    stack.differences.get((case.id, mode)))
+    row, error, requests = run_lane(case, stack.provider, reader, mode, respond, stack.row_id, stack.id,
+                                    stack.differences.get((case.id, mode)))
+    session = replay.session(case.id, stack.row_id, mode)
+    if session is not None and session.did_not_stream:
+        row["failures"] = [f"your code did not stream: {session.did_not_stream[0]}", *row["failures"]]
+        row["passed"] = False
+    return row, error, requests
+
+
+def _served_stream(session: Session | None, index: int, reader: Adapter) -> dict[str, Any] | None:
+    """The stream summary of what the replay sent back for request ``index`` when it went back as a stream (the
+    events the client was given, read by the provider's adapter), None for a body."""
+    if session is None or len(session.streamed) <= index or not session.streamed[index]:
+        return None
+    turns = session.case.providers[session_fixtures(session.provider)].turns
+    return replay_turn(reader, turns[session.served[index] - 1], "stream")[1]
 
 
 async def _awaited(response: Awaitable[ModelResponse]) -> ModelResponse:
@@ -97,6 +112,6 @@ def drive_case(case: Any, provider: str, stack: Any, mode: Mode, base: str) -> N
     endpoint = Endpoint(base_url=session_base(base, case.id, provider, mode), stream=mode == "stream")
 
     def respond(index: int, transcript: Any) -> Any:
-        return stack.call(task_for_turn(case.task, transcript), transcript, endpoint), {}
+        return stack.call(task_for_turn(case.task, transcript), transcript, endpoint), {}, None
 
     run_loop(case, provider, builtin_adapters()[provider], _Unrecorded(), mode, LoopRun(), respond)  # type: ignore[arg-type]

@@ -94,18 +94,54 @@ class Stack:
 
 
 ClientT = TypeVar("ClientT")
-_CLIENTS: dict[tuple[Callable[[Endpoint], Any], str, bool], Any] = {}
+_CLIENTS: dict[tuple[Any, str, bool], Any] = {}
 
 
 def client_for(endpoint: Endpoint, build: Callable[[Endpoint], ClientT]) -> ClientT:
     """The client ``build(endpoint)`` made for this session, built on its first call and kept, as production code
-    keeps its client (building an SDK client costs more than one call). Keyed by the builder, the session's base URL
-    and the seam (loopback or in process)."""
-    key = (build, endpoint.base_url, endpoint.replay is not None)
+    keeps its client (building an SDK client costs more than one call). Keyed by what the builder does — its code
+    and the values it closes over, so a lambda written inside the stack's call is the same builder on every call —,
+    the session's base URL and the seam (loopback or in process)."""
+    key = (_builder_key(build), endpoint.base_url, endpoint.replay is not None)
     client = _CLIENTS.get(key)
     if client is None:
         client = _CLIENTS[key] = build(endpoint)
     return client
+
+
+class _Same:
+    """An unhashable value in a builder's key, compared by identity (and kept alive by the key, so its id is never
+    reused by another object while the client is cached)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __hash__(self) -> int:
+        return id(self.value)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Same) and other.value is self.value
+
+
+def _hashable(value: Any) -> Any:
+    try:
+        hash(value)
+    except TypeError:
+        return _Same(value)
+    return value
+
+
+def _builder_key(build: Callable[..., Any]) -> Any:
+    """A function's code, with the values of its closure and defaults (by identity when they are unhashable): a lambda
+    made anew per call is one builder. Anything else that builds (a class, a callable object) is its own key."""
+    code = getattr(build, "__code__", None)
+    if code is None:
+        return build
+    closure = tuple(_hashable(cell.cell_contents) for cell in getattr(build, "__closure__", None) or ())
+    defaults = tuple(_hashable(value) for value in getattr(build, "__defaults__", None) or ())
+    return code, closure, defaults
 
 
 BUILTIN_STACKS: dict[str, str] = {
