@@ -81,7 +81,8 @@ def test_a_stack_that_decides_tool_calls_from_the_finish_reason_fails(monkeypatc
     monkeypatch.setattr(sdk_stack, "_from_message", by_finish_reason)
     row, _, _ = run_stack_case(CASE["forced_tool_choice"], STACK, CHAT, "body")
     assert row["passed"] is False
-    assert row["failures"][0] == "outcome: expected answer_ready, got empty"
+    assert row["failures"][0] == ("outcome: expected answer_ready, got empty; turn 1, read as empty, had "
+                                  "finish_reason=stop")
 
 
 def test_a_request_the_real_client_sends_that_breaks_correlation_fails_the_row() -> None:

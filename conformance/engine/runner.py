@@ -161,7 +161,11 @@ def _failures(outcome: str, turns_expected: tuple[str, ...] | None, run: LoopRun
               correlation: Correlation) -> list[str]:
     failures = []
     if run.outcome != outcome:
-        failures.append(f"outcome: expected {outcome}, got {run.outcome}" + (f" ({run.detail})" if run.detail else ""))
+        # The vendor's own value that decided the last turn (``stop_reason=max_tokens``) says why, in the message
+        # itself, not only in the report's row.
+        raw = turns[-1].get("raw") if turns else None
+        failures.append(f"outcome: expected {outcome}, got {run.outcome}" + (f" — {run.detail}" if run.detail else "")
+                        + (f"; turn {turns[-1]['turn']}, read as {turns[-1]['kind']}, had {raw}" if raw else ""))
     actual = [turn["kind"] for turn in turns]
     if turns_expected is not None and list(turns_expected) != actual:
         failures.append(f"turn kinds: expected {' → '.join(turns_expected)}, got {' → '.join(actual) or 'none'}")
