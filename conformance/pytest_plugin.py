@@ -378,6 +378,9 @@ class CaseItem(pytest.Item):
             messages += check(self, RequestSnapshotExtension, request_entry(requests), "request", shown)
         if messages:
             raise CaseFailed("\n".join(messages))
+        if row.get("waived"):  # every failure waived: reported as waived, never as passed
+            waived = row["waived"]
+            pytest.skip(f"waived: {'; '.join(waived['why'])} ({'; '.join(waived['failures'])})")
 
     def _skip_unrunnable(self) -> None:
         """An adapter's item always runs."""

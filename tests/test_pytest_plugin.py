@@ -343,3 +343,34 @@ def test_the_session_report_compares_the_selection_once_and_again_after_xdist_me
     monkeypatch.setitem(vars(syrupy.session), "SnapshotReport", Other)
     cache_selection_check()
     assert vars(syrupy.session)["SnapshotReport"] is Other
+
+
+WAIVING_ADAPTER = '''
+import dataclasses
+from conformance.kit import Waiver
+from conformance.providers.openai_chat import ADAPTER as CHAT
+
+
+class RateLimitError(Exception):
+    pass
+
+
+def raises(status, body, headers):
+    raise RateLimitError(f"{status} from the vendor")
+
+
+ADAPTER = dataclasses.replace(CHAT, id="openai-chat", classify_error=raises, waivers=(
+    Waiver(why="errors propagate: the caller retries", cases=("http_*",), raises=("RateLimitError",)),))
+'''
+
+
+def test_a_waived_item_is_skipped_with_its_reason_and_counted_waived_in_the_report(pytester: pytest.Pytester) -> None:
+    _repository(pytester, cases=("http_rate_limit",),
+                ini='conformance_cases = ["cases"]\nconformance_adapters = ["team.py:ADAPTER"]')
+    (pytester.path / "team.py").write_text(WAIVING_ADAPTER)
+    result = pytester.runpytest_inprocess(*PLUGIN, "--snapshot-update", "-rs", "-k", "openai-chat")
+    result.assert_outcomes(skipped=1)
+    assert "waived: errors propagate: the caller retries (the adapter raised RateLimitError: 429 from the vendor" \
+        in result.stdout.str()
+    summary = json.loads((pytester.path / "reports/report.json").read_text())["summary"]
+    assert summary["waived"] == 1 and summary["failed"] == 0 and summary["passed"] == 0

@@ -7,6 +7,7 @@ replays, maybe a recorded model variant of them, maybe through a stack's real cl
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, NotRequired, TypedDict
 
@@ -131,6 +132,16 @@ class Row(TypedDict):
     leaks: list[Any]
     world_writes: list[Any]
     error: RowError | None
+    waived: NotRequired[dict[str, list[str]]]
+    """Present when a waiver of the lane covered failures of the row (``conformance.kit.waiver``): ``why`` (the
+    reasons) and ``failures`` (what they covered). A row whose failures are all waived is waived, never passed."""
+
+
+def status_of(row: Mapping[str, Any]) -> str:
+    """``passed``, ``failed`` or ``waived`` (not passed, and every failure waived)."""
+    if row.get("passed"):
+        return "passed"
+    return "waived" if row.get("waived") and not row.get("failures") else "failed"
 
 
 def lane_of(row: Row) -> Lane:

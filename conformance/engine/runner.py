@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import traceback
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -16,6 +16,7 @@ from conformance.engine.sanitize import report_safe
 from conformance.errors import InputError
 from conformance.kit.adapter import Adapter
 from conformance.kit.types import USAGE_FIELDS, ModelResponse
+from conformance.kit.waiver import Waiver, apply_waivers
 
 
 def modes_for(case: Case, provider: str, adapter: Adapter) -> list[Mode]:
@@ -50,23 +51,24 @@ def run_case_with_requests(case: Case, provider: str, adapter: Adapter,
     """The report row, the adapter's exception (or None), and every request the adapter built, whole (the report
     keeps a reading of each; the request snapshots keep them whole)."""
     run = LoopRun()
-    row, error = _run_case(case, provider, adapter, mode, run)
+    row, error = _run_case(case, provider, adapter, mode, run, waivers=adapter.waivers)
     return report_safe(row), error, run.requests
 
 
 def run_lane(case: Case, provider: str, adapter: Adapter, mode: Mode, respond: Respond, row_provider: str,
-             stack: str, difference: Expectation | None = None
+             stack: str, difference: Expectation | None = None, waivers: Sequence[Waiver] = ()
              ) -> tuple[Row, Exception | None, list[dict[str, Any]]]:
     """A row whose calls a real client makes (``respond``, a stack's lane): ``adapter`` reads what it sent;
-    ``difference`` is the stack's declared expectation for this row, when its client honestly differs."""
+    ``difference`` is the stack's declared expectation for this row, when its client honestly differs; ``waivers``
+    the stack's."""
     run = LoopRun()
-    row, error = _run_case(case, provider, adapter, mode, run, respond, row_provider, stack, difference)
+    row, error = _run_case(case, provider, adapter, mode, run, respond, row_provider, stack, difference, waivers)
     return report_safe(row), error, run.requests
 
 
 def _run_case(case: Case, provider: str, adapter: Adapter, mode: Mode, run: LoopRun, respond: Respond | None = None,
-              row_provider: str | None = None, stack: str = "raw",
-              difference: Expectation | None = None) -> tuple[Row, Exception | None]:
+              row_provider: str | None = None, stack: str = "raw", difference: Expectation | None = None,
+              waivers: Sequence[Waiver] = ()) -> tuple[Row, Exception | None]:
     fixtures = case.providers[provider]
     expectation = difference or case.expectation_for(provider)
     row = Row(case=case.id, scenario=case.scenario, title=case.title, provider=row_provider or provider, stack=stack,
@@ -92,14 +94,23 @@ def _run_case(case: Case, provider: str, adapter: Adapter, mode: Mode, run: Loop
     except InputError:
         raise
     except Exception as error:  # noqa: BLE001 - a user's adapter must not take the whole run down
-        return _error_row(row, run, error), error
+        row = _error_row(row, run, error)
+        row["failures"], waived = apply_waivers(waivers, case.id, mode, row["failures"], error)
+        if waived is not None:  # the exception is this code's expected outcome: the row is waived, not raised
+            row["waived"] = waived
+            return row, None
+        return row, error
     turns = [_turn_record(index, response, run) for index, response in enumerate(run.responses)]
     for turn, request in zip(turns, requests, strict=False):
         turn["request"] = request
     failures = _failures(expectation.outcome, expectation.turns, run, turns, correlation)
     failures.extend(request_failures)
     failures.extend(_detail_failures(expectation, turns, total_usage(run.responses)))
-    row["outcome"], row["detail"], row["passed"], row["failures"] = run.outcome, run.detail, not failures, failures
+    failures, waived = apply_waivers(waivers, case.id, mode, failures)
+    if waived is not None:
+        row["waived"] = waived
+    row["outcome"], row["detail"], row["passed"], row["failures"] = run.outcome, run.detail, not failures and \
+        waived is None, failures
     row["turns"], row["correlation"], row["usage"] = turns, correlation, total_usage(run.responses)
     row["receipts"], row["leaks"], row["world_writes"] = run.receipts, run.leaks, run.world_writes
     return row, None

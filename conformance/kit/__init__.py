@@ -66,13 +66,14 @@ from conformance.kit.values import (
     string_or_none,
     text_of,
 )
+from conformance.kit.waiver import Waiver, apply_waivers
 
 __all__ = [
     "FORCING_CHOICES", "KINDS", "OUTCOMES", "SSE_CONTENT_TYPE", "TOOL_CHOICES", "TOOL_CHOICE_SLOT", "USAGE_FIELDS",
     "Adapter", "Credential", "Empty", "FatalError", "Incomplete", "InvalidToolCall", "Kind", "ModelResponse",
     "ModelTurn", "Outcome", "Refusal", "RequestParts", "RetryableError", "SentEntry", "SentPrefix", "SentResult",
     "SentTool", "Signer", "Task", "Text", "ToolCall", "ToolCalls", "ToolChoice", "ToolResult", "ToolResults",
-    "ToolSpec", "TranscriptEntry", "Unsupported", "Usage", "UserMessage", "Wire", "called_since_user",
-    "description_of", "int_or_none", "list_or_empty", "merged", "nonempty_string_or_none", "request_history",
-    "request_prefix", "result_pairs", "string_or_none", "task_for_turn", "text_of",
+    "ToolSpec", "TranscriptEntry", "Unsupported", "Usage", "UserMessage", "Waiver", "Wire", "apply_waivers",
+    "called_since_user", "description_of", "int_or_none", "list_or_empty", "merged", "nonempty_string_or_none",
+    "request_history", "request_prefix", "result_pairs", "string_or_none", "task_for_turn", "text_of",
 ]

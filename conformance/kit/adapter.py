@@ -15,6 +15,7 @@ from typing import Any
 from conformance.kit.stream import StreamResult
 from conformance.kit.task import Task, ToolChoice, TranscriptEntry
 from conformance.kit.types import ModelResponse
+from conformance.kit.waiver import Waiver
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -179,6 +180,8 @@ class Adapter:
     wire: Wire | None = None
     """How the API travels over HTTP, for ``conformance serve`` and the stack lane; None when the replay server
     cannot serve it."""
+    waivers: tuple[Waiver, ...] = ()
+    """What does not apply to this adapter's rows, each with its reason (``conformance.kit.waiver``)."""
 
 
 def request_history(request: Any, key: str) -> list[Any]:

@@ -11,7 +11,7 @@ from typing import Any, Protocol
 
 from conformance import __version__
 from conformance.engine.fixtures import fixture_digest
-from conformance.engine.rows import Lane, Row
+from conformance.engine.rows import Lane, Row, status_of
 from conformance.errors import InputError, Problem
 from conformance.kit.types import USAGE_FIELDS
 from conformance.report import files as reportfiles
@@ -70,11 +70,15 @@ def assemble(rows: list[Row], providers: Sequence[str], findings: list[dict[str,
         raise InputError([Problem(" × ".join(key), None, "two results for one case × provider × mode",
                                   "give every case a unique id across the case folders") for key in repeated])
     passed = sum(1 for row in rows if row["passed"])
+    waived = sum(1 for row in rows if status_of(row) == "waived")
+    summary: dict[str, int] = {"rows": len(rows), "passed": passed, "failed": len(rows) - passed - waived,
+                               "cases": len({row["case"] for row in rows})}
+    if waived:  # present only when a waiver applied, so a report without any keeps its shape
+        summary["waived"] = waived
     return {
         "schema_version": SCHEMA_VERSION,
         "providers": sorted(set(providers)),
-        "summary": {"rows": len(rows), "passed": passed, "failed": len(rows) - passed,
-                    "cases": len({row["case"] for row in rows})},
+        "summary": summary,
         "results": rows,
         "findings": sorted(findings, key=finding_key),
         "measured": {**measured_with, **({"fixtures": fixture_digest(fixtures)} if fixtures is not None else {})},
@@ -137,7 +141,7 @@ def render_json(report: dict[str, Any]) -> str:
 
 def _cell(row: Row, differs: set[tuple[str, str, str]]) -> str:
     chain = " → ".join(escape_cell(turn["kind"]) for turn in row["turns"]) or "—"
-    mark = "✅" if row["passed"] else "❌"
+    mark = {"passed": "✅", "waived": "⏸"}.get(status_of(row), "❌")
     note = (" ≠" if (row["case"], row["mode"], row["provider"]) in differs else "") + (" ⚑" if row["override"] else "")
     return f"{mark} {chain} ⇒ **{escape_cell(row['outcome'])}**{note}"
 
@@ -151,17 +155,27 @@ def render_markdown(report: dict[str, Any]) -> str:
         "# Conformance report",
         "",
         f"{summary['passed']} of {summary['rows']} case × provider × mode results passed "
-        f"({summary['cases']} cases, {len(providers)} providers).",
+        f"({summary['cases']} cases, {len(providers)} providers)"
+        + (f"; {summary['waived']} waived." if summary.get("waived") else "."),
         "",
     ]
     lines += _measured_line(report.get("measured"))
-    failed = [row for row in rows if not row["passed"]]
+    failed = [row for row in rows if status_of(row) == "failed"]
     if failed:
         lines += ["## Failures", ""]
         for row in failed:
             lines.append(f"- **{escape_cell(row['case'])}** \\[{escape_cell(row['provider'])}, "
                          f"{escape_cell(row['mode'])}\\]: "
                          + "; ".join(escape_cell(failure) for failure in row["failures"]))
+        lines.append("")
+    waived = [row for row in rows if row.get("waived")]
+    if waived:
+        lines += ["## Waived (⏸: does not apply to this code, by its own declaration)", ""]
+        for row in waived:
+            record = row.get("waived") or {}
+            lines.append(f"- **{escape_cell(row['case'])}** \\[{escape_cell(row['provider'])}, "
+                         f"{escape_cell(row['mode'])}\\]: {escape_cell('; '.join(record.get('why', [])))} — waives "
+                         + "; ".join(escape_cell(failure) for failure in record.get("failures", [])))
         lines.append("")
     modes = sorted({row["mode"] for row in rows})
     differs = {(case, mode, provider) for case, mode, provider in report.get("differs", [])}
@@ -202,8 +216,9 @@ def render_summary(report: dict[str, Any], limit: int = 15) -> str:
     stack's findings, each list cut at ``limit`` (report.md has everything)."""
     summary, rows = report["summary"], report["results"]
     lines = [f"{summary['passed']} of {summary['rows']} case × provider × mode results passed "
-             f"({summary['cases']} cases, {len(report['providers'])} providers)."]
-    failed = [row for row in rows if not row["passed"]]
+             f"({summary['cases']} cases, {len(report['providers'])} providers)"
+             + (f"; {summary['waived']} waived." if summary.get("waived") else ".")]
+    failed = [row for row in rows if status_of(row) == "failed"]
     if failed:
         lines.append(f"Failed ({len(failed)}):")
         lines += [f"  {row['case']} [{row['provider']}, {row['mode']}]: {(row['failures'] or ['error'])[0]}"

@@ -14,7 +14,7 @@ from typing import Any, cast
 from deepdiff import DeepDiff
 
 from conformance.engine.files import read_regular_file
-from conformance.engine.rows import Row
+from conformance.engine.rows import Row, status_of
 from conformance.errors import InputError, Problem
 from conformance.kit.jsontext import parse_json
 from conformance.kit.types import USAGE_FIELDS
@@ -197,9 +197,10 @@ def _compare_all_rows(old: dict[Key, Row], new: dict[Key, Row]) -> list[RowChang
         fixtures = fixtures_of(new.get(key)) or fixtures_of(old.get(key))
         if before is None:
             assert after is not None
-            label = "improvement" if after.get("passed") else "regression"
-            changes.append(RowChange(key, label, ["new row" + ("" if after.get("passed") else ", failing")], [],
-                                     fixtures))
+            status = status_of(after)
+            label = {"passed": "improvement", "waived": "change"}.get(status, "regression")
+            changes.append(RowChange(key, label, ["new row" + {"passed": "", "waived": ", waived: " + "; ".join(
+                (after.get("waived") or {}).get("why", []))}.get(status, ", failing")], [], fixtures))
         elif after is None:
             changes.append(RowChange(key, "regression", ["row removed: the case no longer runs for this provider"],
                                      [], fixtures))
@@ -229,10 +230,17 @@ def _compare_rows(key: Key, before: dict[str, Any], after: dict[str, Any]) -> Ro
     regressions: list[str] = []
     improvements: list[str] = []
     notes: list[str] = []
-    if before.get("passed") and not after.get("passed"):
-        regressions.append("passed → failed: " + "; ".join(after.get("failures") or []))
-    elif not before.get("passed") and after.get("passed"):
-        improvements.append("failed → passed")
+    was, now = status_of(before), status_of(after)
+    if was != "failed" and now == "failed":
+        regressions.append(f"{was} → failed: " + "; ".join(after.get("failures") or []))
+    elif was != "passed" and now == "passed":
+        improvements.append(f"{was} → passed")
+    elif now == "waived" and was != "waived":
+        # A new waiver is a decision about what the code under test must do: a change to review, never a pass.
+        notes.append(f"{was} → waived: " + "; ".join((after.get("waived") or {}).get("why", [])))
+    if (before.get("waived") or {}).get("why") != (after.get("waived") or {}).get("why") and was == now:
+        notes.append("waiver " + "; ".join((before.get("waived") or {}).get("why", [])) + " → "
+                     + ("; ".join((after.get("waived") or {}).get("why", [])) or "none"))
     if before.get("outcome") != after.get("outcome"):
         notes.append(f"outcome {before.get('outcome')} → {after.get('outcome')}")
     old_turns, new_turns = before.get("turns") or [], after.get("turns") or []

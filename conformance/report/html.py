@@ -22,6 +22,8 @@ def _page_data(report: dict[str, Any]) -> dict[str, Any]:
     rows = []
     for row in report["results"]:
         slim = {name: row.get(name) for name in ROW_FIELDS}
+        if row.get("waived"):  # only on a waived row, so a report without waivers keeps its page byte for byte
+            slim["waived"] = row["waived"]
         slim["turns"] = [{name: turn.get(name) for name in TURN_FIELDS} for turn in row.get("turns") or []]
         rows.append(slim)
     return {"summary": report["summary"], "providers": report["providers"], "results": rows,

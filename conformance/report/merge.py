@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.engine.fixtures import fixture_digest
+from conformance.engine.rows import status_of
 from conformance.errors import InputError, Problem
 from conformance.report.build import assemble
 from conformance.report.diff import read_report, row_shape_problem
@@ -142,6 +143,8 @@ def _read_report(path: Path) -> dict[str, Any]:
     rows = document["results"]
     counted = {"rows": len(rows), "passed": sum(1 for row in rows if row.get("passed") is True),
                "cases": len({row["case"] for row in rows})}
+    if any(status_of(row) == "waived" for row in rows) or "waived" in summary:
+        counted["waived"] = sum(1 for row in rows if status_of(row) == "waived")
     if any(summary.get(name) != value for name, value in counted.items()):
         # A row removed (or a verdict edited) by hand leaves the summary the shard wrote behind.
         raise InputError([Problem(shown, None, f"its results ({counted['rows']} rows, {counted['passed']} passed) "

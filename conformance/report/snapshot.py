@@ -40,6 +40,7 @@ def normalized_row(row: Row) -> dict[str, Any]:
         "mode": row["mode"],
         "outcome": row["outcome"],
         "passed": row["passed"],
+        **({"waived": row["waived"]["why"]} if row.get("waived") else {}),
         "turns": turns,
         "correlation": {key: correlation.get(key) for key in ("calls", "results", "matched", "problems")},
         "usage": row["usage"],

@@ -71,7 +71,7 @@ def run_stack_case(case: Case, stack: Stack, reader: Adapter, mode: Mode = "body
         return response, request, _served_stream(replay.session(case.id, stack.row_id, mode), index, reader)
 
     row, error, requests = run_lane(case, stack.provider, reader, mode, respond, stack.row_id, stack.id,
-                                    stack.differences.get((case.id, mode)))
+                                    stack.differences.get((case.id, mode)), stack.waivers)
     session = replay.session(case.id, stack.row_id, mode)
     if session is not None and session.did_not_stream:
         row["failures"] = [f"your code did not stream: {session.did_not_stream[0]}", *row["failures"]]

@@ -21,6 +21,7 @@ from conformance.engine.cases import Expectation
 from conformance.errors import InputError, Problem
 from conformance.kit.task import Task, TranscriptEntry
 from conformance.kit.types import ModelResponse
+from conformance.kit.waiver import Waiver
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -63,6 +64,9 @@ class Stack:
     differences: Mapping[tuple[str, str], Expectation] = field(default_factory=dict)
     """Where the client honestly differs from the raw adapter, by (case id, mode): the expectation the stack's row
     must meet instead, its ``why`` stating the evidence. Shown as an override in the report, never a silent pass."""
+    waivers: tuple[Waiver, ...] = ()
+    """What does not apply to this stack's rows, each with its reason (``conformance.kit.waiver``): a feature the
+    application does not offer, an exception it lets its caller handle. Waived rows are reported as waived."""
     accepted: Mapping[str, str] = field(default_factory=dict)
     """Findings (``conformance.report.findings``) the team accepts, each with its reason: keyed by field
     (``response_id``, ``usage.reasoning_tokens``, ...) for every case, or ``field@case`` for one. A finding not
