@@ -57,4 +57,5 @@ def plan_case(case: Case, adapters: Mapping[str, Adapter], stacks: Sequence[Stac
     for stack in stacks:
         if stack.provider in case.providers and stack.provider in adapters:
             for mode in modes_for(case, stack.provider, adapters[stack.provider]):
-                yield Planned(case, stack.row_id, mode, stack)
+                if mode == "body" or getattr(stack, "streams", True):
+                    yield Planned(case, stack.row_id, mode, stack)

@@ -25,6 +25,7 @@ from conformance.kit.adapter import (
     request_prefix,
     result_pairs,
 )
+from conformance.kit.glue import Turn, response, turns
 from conformance.kit.task import (
     FORCING_CHOICES,
     TOOL_CHOICES,
@@ -73,7 +74,8 @@ __all__ = [
     "Adapter", "Credential", "Empty", "FatalError", "Incomplete", "InvalidToolCall", "Kind", "ModelResponse",
     "ModelTurn", "Outcome", "Refusal", "RequestParts", "RetryableError", "SentEntry", "SentPrefix", "SentResult",
     "SentTool", "Signer", "Task", "Text", "ToolCall", "ToolCalls", "ToolChoice", "ToolResult", "ToolResults",
-    "ToolSpec", "TranscriptEntry", "Unsupported", "Usage", "UserMessage", "Waiver", "Wire", "apply_waivers",
+    "ToolSpec", "TranscriptEntry", "Turn", "Unsupported", "Usage", "UserMessage", "Waiver", "Wire", "apply_waivers",
     "called_since_user", "description_of", "int_or_none", "list_or_empty", "merged", "nonempty_string_or_none",
-    "request_history", "request_prefix", "result_pairs", "string_or_none", "task_for_turn", "text_of",
+    "request_history", "request_prefix", "response", "result_pairs", "string_or_none", "task_for_turn", "text_of",
+    "turns",
 ]

@@ -64,6 +64,9 @@ class Stack:
     differences: Mapping[tuple[str, str], Expectation] = field(default_factory=dict)
     """Where the client honestly differs from the raw adapter, by (case id, mode): the expectation the stack's row
     must meet instead, its ``why`` stating the evidence. Shown as an override in the report, never a silent pass."""
+    streams: bool = True
+    """False for code that never streams: the stack has no stream rows (none is planned), rather than stream rows
+    that would pass for code that never streams or fail for a feature it does not have."""
     waivers: tuple[Waiver, ...] = ()
     """What does not apply to this stack's rows, each with its reason (``conformance.kit.waiver``): a feature the
     application does not offer, an exception it lets its caller handle. Waived rows are reported as waived."""
