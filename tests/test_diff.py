@@ -485,3 +485,68 @@ def test_a_report_from_before_request_records_compares_without_a_note() -> None:
     old = edited(strip)
     (result,) = compare(old, rows(BASE))
     assert result.label == "change" and not any("request" in note for note in result.notes)
+
+
+# ---- The allow-list of accepted changes, entry by entry ---------------------------------------------------------
+
+ENTRY_SHAPE = "is not {case, provider, mode?, change, reason}"
+ENTRY_FIX = ("give case and provider (shell patterns), mode body or stream or none, the change accepted (the diff's "
+             "note, e.g. 'outcome refusal → text'; a shell pattern) and why it is accepted")
+LIST_FIX = "write a list of {case, provider, mode, change, reason} entries"
+
+
+def _accepted(tmp_path: Path, text: str) -> Any:
+    from conformance.report.diff import load_accepted
+
+    path = tmp_path / "accepted.yaml"
+    path.write_text(text, encoding="utf-8")
+    return load_accepted(path)
+
+
+def _problems(tmp_path: Path, text: str) -> list[tuple[str, str, str, str | None]]:
+    """(file name, message, fix, pointer) of each problem; line numbers are not known for an allow-list."""
+    from conformance.errors import InputError
+
+    with pytest.raises(InputError) as raised:
+        _accepted(tmp_path, text)
+    return [(problem.file.rsplit("/", 1)[-1], problem.message, problem.fix, problem.pointer or None)
+            for problem in raised.value.problems]
+
+
+def test_an_allow_list_is_read_whole_and_kept_as_strings(tmp_path: Path) -> None:
+    entries = _accepted(tmp_path, "- case: http_*\n  provider: openai-chat@litellm\n  mode: body\n"
+                                  "  change: 'outcome refusal → text'\n  reason: the gateway folds refusals\n"
+                                  "- {case: normal, provider: '*', change: '*kind*', reason: r}\n")
+    assert entries == [{"case": "http_*", "provider": "openai-chat@litellm", "mode": "body",
+                        "change": "outcome refusal → text", "reason": "the gateway folds refusals"},
+                       {"case": "normal", "provider": "*", "change": "*kind*", "reason": "r"}]
+    assert _accepted(tmp_path, "[]") == []
+
+
+@pytest.mark.parametrize(("text", "what", "fix", "pointer"), [
+    ("{case: x}", "not a list of accepted changes", LIST_FIX, None),
+    ("- [unclosed", None, LIST_FIX, None),
+    ("- just a string", f"entry 1 {ENTRY_SHAPE}", ENTRY_FIX, "/0"),
+    ("- {provider: p, change: c, reason: r}", f"entry 1 {ENTRY_SHAPE}", ENTRY_FIX, "/0"),
+    ("- {case: x, change: c, reason: r}", f"entry 1 {ENTRY_SHAPE}", ENTRY_FIX, "/0"),
+    ("- {case: x, provider: p, reason: r}", f"entry 1 {ENTRY_SHAPE}", ENTRY_FIX, "/0"),
+    ("- {case: x, provider: p, change: c}", f"entry 1 {ENTRY_SHAPE}", ENTRY_FIX, "/0"),
+    ("- {case: x, provider: p, change: c, reason: '  '}", f"entry 1 {ENTRY_SHAPE}", ENTRY_FIX, "/0"),
+    ("- {case: x, provider: 3, change: c, reason: r}", f"entry 1 {ENTRY_SHAPE}", ENTRY_FIX, "/0"),
+    ("- {case: x, provider: p, mode: sse, change: c, reason: r}", f"entry 1 {ENTRY_SHAPE}", ENTRY_FIX, "/0"),
+    ("- {case: x, provider: p, change: c, reason: r, until: never}", f"entry 1 {ENTRY_SHAPE}", ENTRY_FIX, "/0"),
+    ("- {case: x, provider: p, change: '*?*', reason: r}", "entry 1 accepts any change ('*?*')",
+     "name the change accepted, as the diff's note says it", "/0/change"),
+])
+def test_each_bad_allow_list_is_named_with_its_entry_and_fix(tmp_path: Path, text: str, what: str | None, fix: str,
+                                                             pointer: str | None) -> None:
+    (where, said, told, at), = _problems(tmp_path, text)
+    assert where == "accepted.yaml" and told == fix and at == pointer
+    assert said == what if what is not None else said.startswith("not a YAML or JSON file (")
+
+
+def test_every_bad_entry_is_named_not_only_the_first(tmp_path: Path) -> None:
+    good = "- {case: x, provider: p, change: c, reason: r}\n"
+    problems = _problems(tmp_path, good + "- 1\n" + good + "- {case: x, provider: p, change: '**', reason: r}\n")
+    assert [(what, pointer) for _, what, _, pointer in problems] == [
+        (f"entry 2 {ENTRY_SHAPE}", "/1"), ("entry 4 accepts any change ('**')", "/3/change")]

@@ -31,7 +31,7 @@ from conformance.replay.record import (
 from conformance.replay.server import BackgroundServer
 from tests.helpers import CASES, cli
 
-pytest.importorskip("openai", reason="the SDK stacks drive the recording (pip install 'conformance[stacks]')")
+pytest.importorskip("openai", reason="the SDK stacks drive the recording (pip install 'llm-conformance[stacks]')")
 PROVIDERS = tuple(builtin_adapters())
 RECORDER_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "recorder-test-secret",
                         "AWS_REGION": "us-east-1"}

@@ -24,7 +24,7 @@ from conformance.replay.record import Staged, write_fixtures
 from conformance.report.files import Terminated, handle_sigterm_as_interrupt
 from tests.helpers import CASES, cli
 
-pytest.importorskip("openai", reason="the SDK stacks drive the recording (pip install 'conformance[stacks]')")
+pytest.importorskip("openai", reason="the SDK stacks drive the recording (pip install 'llm-conformance[stacks]')")
 
 USER_KEY = "sk-proj-UserKeyForTheRealVendor0123456789abcdefXYZ"
 TURNS = [(CASES / "normal/openai-chat" / f"turn{n}.json").read_bytes() for n in (1, 2)]

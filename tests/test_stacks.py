@@ -157,11 +157,11 @@ def test_an_unknown_stack_is_a_usage_error_and_a_missing_sdk_skips_with_a_reason
                   "--report-dir", str(tmp_path / "b"))
     assert skipped.returncode == 0
     assert ("skipped stack openai-chat@needs-sdk: no_such_sdk_module not installed (pip install "
-            "'conformance[stacks]')") in skipped.stderr
+            "'llm-conformance[stacks]')") in skipped.stderr
     assert json.loads((tmp_path / "b/report.json").read_text())["providers"] == ["openai-chat"]
     # A gateway stack names the extra that installs it.
     gateway = dataclasses.replace(gateway_stacks()["openai-chat@litellm"], requires=("no_such_gateway_module",))
-    assert gateway.skip_reason() == "no_such_gateway_module not installed (pip install 'conformance[gateways]')"
+    assert gateway.skip_reason() == "no_such_gateway_module not installed (pip install 'llm-conformance[gateways]')"
 
 
 def test_run_in_process_opens_no_socket_for_the_stacks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

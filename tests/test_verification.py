@@ -10,7 +10,7 @@ import pytest
 
 from tests.helpers import CASES, cli
 
-pytest.importorskip("openai", reason="the openai SDK stack records its version (pip install 'conformance[stacks]')")
+pytest.importorskip("openai", reason="the openai SDK stack records its version (pip install 'llm-conformance[stacks]')")
 
 
 def _run(tmp_path: Path, name: str, cases: Path, *extra: str) -> Path:

@@ -83,7 +83,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
                              "first on PATH, e.g. 'python -m pip install -r requirements.txt'")
     parser.add_argument("--suite", default="", metavar="SPEC",
                         help="what pip installs into the base environment when it lacks this suite's version: the "
-                             "requirement the head was installed with (a wheel URL, conformance @ git+https://...)")
+                             "requirement the head was installed with (llm-conformance==0.1.0, a wheel URL, "
+                             "llm-conformance @ git+https://...)")
     parser.add_argument("--share-head-packages", action="store_true",
                         help="the base environment sees the head's packages behind its own (faster; the suite "
                              "comes from the head; only what the base installs differs)")
@@ -257,7 +258,8 @@ def _run(command: list[str], log: Path, cwd: Path | None = None, env: dict[str, 
 
 def _suite_version(python: str, env: dict[str, str]) -> str | None:
     try:
-        completed = subprocess.run([python, "-c", "import importlib.metadata as m; print(m.version('conformance'))"],
+        completed = subprocess.run([python, "-c",
+                                    "import importlib.metadata as m; print(m.version('llm-conformance'))"],
                                    env=env, capture_output=True, text=True, check=False)
     except OSError:
         return None

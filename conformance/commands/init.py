@@ -18,6 +18,9 @@ from conformance import __version__
 from conformance.errors import InputError, Problem
 
 EXAMPLE = "example"
+DISTRIBUTION = "llm-conformance"
+"""The suite's name on the package index (the import package is ``conformance``; the name ``conformance`` on PyPI
+is an unrelated project)."""
 STUB_PROVIDER = "app-openai-chat"
 SCHEMA_FOLDER = ".conformance"
 INI_LINES = ('conformance_cases = ["cases"]', 'conformance_adapters = ["conformance_adapter.py:ADAPTER"]',
@@ -54,7 +57,8 @@ def init(target: Path, bundled: Path) -> list[str]:
     workflow = target / ".github/workflows/conformance.yml"
     workflow.parent.mkdir(parents=True, exist_ok=True)
     install = install_command(target)
-    workflow.write_text(templates.joinpath("conformance.yml").read_text().replace("__INSTALL__", install))
+    workflow.write_text(templates.joinpath("conformance.yml").read_text().replace("__INSTALL__", install)
+                        .replace("__SUITE__", f"{DISTRIBUTION}=={__version__}"))
     (target / SCHEMA_FOLDER).mkdir()
     for name in ("case", "world"):
         (target / SCHEMA_FOLDER / f"{name}.schema.json").write_text(schema_text(name))
@@ -65,8 +69,8 @@ def init(target: Path, bundled: Path) -> list[str]:
         "__snapshots__/)",
         f"wrote {target / 'conformance_adapter.py'} (your adapter: a stub to replace with calls into your code)",
         f"wrote {workflow} (the upgrade gate; it installs your stack with `{install}`: change CONFORMANCE_INSTALL "
-        "there if that is not how it installs" + _lock_note(target) + "; set CONFORMANCE_SUITE there to where pip "
-        f"gets conformance {__version__} before its first run)",
+        "there if that is not how it installs" + _lock_note(target) + f"; it installs the suite as "
+        f"{DISTRIBUTION}=={__version__}: change CONFORMANCE_SUITE there to install it from elsewhere)",
         f"wrote {target / SCHEMA_FOLDER}/ (the case and world schemas your editor reads through the modelines)",
         ini_note,
         "next: pytest  (runs the example case, its expectation and its snapshots)",

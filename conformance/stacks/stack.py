@@ -56,7 +56,7 @@ class Stack:
     """Modules the stack imports (its SDK); without them its rows are skipped with a one-line reason."""
     extra: str = "stacks"
     """The extra of this package that installs ``requires``, named in the skip reason (``pip install
-    'conformance[stacks]'``)."""
+    'llm-conformance[stacks]'``)."""
     packages: tuple[str, ...] = ()
     """The distributions whose versions the report records for this stack (default: ``requires`` spelled as
     distribution names, ``google.genai`` → ``google-genai``)."""
@@ -93,7 +93,7 @@ class Stack:
     def skip_reason(self) -> str | None:
         """Why the stack's rows cannot run here (its modules are missing, with the install hint), or None."""
         missing = self.missing()
-        return f"{', '.join(missing)} not installed (pip install 'conformance[{self.extra}]')" if missing else None
+        return f"{', '.join(missing)} not installed (pip install 'llm-conformance[{self.extra}]')" if missing else None
 
     def missing(self) -> list[str]:
         """The required modules that are not installed."""

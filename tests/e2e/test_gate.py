@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from conformance import __version__
 from conformance.commands.gate import MARKER
 from tests.fake_github import FakeGitHub
 from tests.helpers import cli
@@ -114,9 +115,9 @@ def test_the_workflow_runs_on_every_pull_request_and_needs_only_what_it_uses(tmp
     assert "CONFORMANCE_INSTALL" not in comment_runs and "conformance comment" in comment_runs
     assert "github.token" not in json.dumps(gate)
     assert workflow["env"]["CONFORMANCE_INSTALL"] == "python -m pip install -r requirements.txt"
-    # `conformance` on PyPI is another project: the suite's source is left for the team to name, and the install
-    # step stops with that message until it is.
-    assert workflow["env"]["CONFORMANCE_SUITE"] == ""
+    # `conformance` on PyPI is another project: the suite is `llm-conformance`, pinned to this version; emptied, the
+    # install step stops with a message.
+    assert workflow["env"]["CONFORMANCE_SUITE"] == f"llm-conformance=={__version__}"
     install = workflow["jobs"]["gate"]["steps"][2]["run"]
     completed = subprocess.run(["bash", "-eo", "pipefail", "-c", install], capture_output=True, text=True,
                                env={"PATH": "/usr/bin:/bin", "CONFORMANCE_SUITE": "", "CONFORMANCE_INSTALL": "true"},

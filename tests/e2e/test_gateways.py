@@ -33,7 +33,7 @@ GATEWAY_MODULES = ("litellm", "langchain_openai", "langchain_anthropic", "langch
 def _gateways_installed() -> None:
     """Imported when the tests run, not when they are collected: a run that deselects them pays nothing."""
     for module in GATEWAY_MODULES:
-        pytest.importorskip(module, reason=f"{module} is not installed (pip install 'conformance[gateways]')")
+        pytest.importorskip(module, reason=f"{module} is not installed (pip install 'llm-conformance[gateways]')")
 
 
 GATEWAYS = ("litellm", "langchain", "pydantic-ai")
