@@ -550,3 +550,52 @@ def test_every_bad_entry_is_named_not_only_the_first(tmp_path: Path) -> None:
     problems = _problems(tmp_path, good + "- 1\n" + good + "- {case: x, provider: p, change: '**', reason: r}\n")
     assert [(what, pointer) for _, what, _, pointer in problems] == [
         (f"entry 2 {ENTRY_SHAPE}", "/1"), ("entry 4 accepts any change ('**')", "/3/change")]
+
+
+def test_a_request_change_is_named_by_the_fields_that_moved() -> None:
+    from conformance.report.diff import _fields_moved
+
+    old = {"max_tokens": "aa", "messages": "m1", "model": "x", "temperature": "t"}
+    new = {"max_completion_tokens": "aa", "messages": "m2", "model": "x", "stream": "s"}
+    assert _fields_moved(old, new) == ("max_tokens → max_completion_tokens, temperature gone, stream new, "
+                                       "messages changed")
+    assert _fields_moved(None, new) == "" and _fields_moved(old, old) == ""
+
+
+def test_an_sdk_bump_that_renames_one_request_field_is_named_in_the_diff(tmp_path: Path) -> None:
+    import dataclasses
+
+    from conformance.engine.runner import run_case
+
+    chat = builtin_adapters()["openai-chat"]
+
+    def renamed(task: Any, transcript: Any) -> dict[str, Any]:
+        request = chat.build_request(task, transcript)
+        request["max_tokens"] = request.pop("max_completion_tokens")
+        return request
+
+    case = next(case for case in load_cases([CASES]) if case.id == "normal")
+    before = run_case(case, "openai-chat", chat, "body")
+    after = run_case(case, "openai-chat", dataclasses.replace(chat, build_request=renamed), "body")
+    key = ("normal", "openai-chat", "body")
+    (change,) = compare({key: before}, {key: after})
+    assert "turn 1 request max_completion_tokens → max_tokens" in change.notes
+    assert "turn 2 request max_completion_tokens → max_tokens" in change.notes
+
+
+def test_the_diff_says_first_which_package_versions_moved(tmp_path: Path) -> None:
+    rows = run_all(load_cases([CASES]), builtin_adapters())[:3]
+    old = build_report(rows, ["openai-chat"])
+    new = copy.deepcopy(old)
+    old["measured"]["stacks"] = {"openai-chat@acme": {"openai": "3.56.0"}, "anthropic-messages@acme": {
+        "anthropic": "2.14.0", "openai": "3.56.0"}}
+    new["measured"]["stacks"] = {"openai-chat@acme": {"openai": "3.57.0"}, "anthropic-messages@acme": {
+        "anthropic": "2.14.0", "openai": "3.57.0"}}
+    for name, report in (("old.json", old), ("new.json", new)):
+        (tmp_path / name).write_text(json.dumps(report))
+    result = cli("diff", str(tmp_path / "old.json"), str(tmp_path / "new.json"))
+    assert result.returncode == 0
+    lines = result.stdout.splitlines()
+    assert lines[2] == "**Versions:** openai 3.56.0 → 3.57.0" and lines[4].startswith("**0 regression(s)**")
+    same = cli("diff", str(tmp_path / "old.json"), str(tmp_path / "old.json"))
+    assert "Versions" not in same.stdout

@@ -145,7 +145,7 @@ def test_a_changed_request_leaves_its_snapshot_is_accepted_by_update_and_reporte
     gate = cli("diff", str(pytester.path / "before/report.json"), str(pytester.path / "after/report.json"))
     assert gate.returncode == 0, gate.stdout
     assert "**0 regression(s)**, 2 change(s)" in gate.stdout
-    assert "turn 1 request changed (" in gate.stdout and "openai-chat" in gate.stdout
+    assert "turn 1 request temperature new" in gate.stdout and "turn 2 request temperature new" in gate.stdout
 
 
 def test_a_stale_snapshot_fails_the_session_as_syrupy_does_and_update_deletes_it(

@@ -28,7 +28,14 @@ def add_parser(commands: Any) -> None:
 
 def run(arguments: argparse.Namespace) -> int:
     """Compare the reports; exit 1 on what ``--fail-on`` names."""
-    from conformance.report.diff import accepted_warnings, apply_accepted, compare, load_accepted, load_document
+    from conformance.report.diff import (
+        accepted_warnings,
+        apply_accepted,
+        compare,
+        load_accepted,
+        load_document,
+        versions_moved,
+    )
     from conformance.report.diff import fails as diff_fails
     from conformance.report.diff import render_json as render_diff_json
     from conformance.report.diff import render_markdown as render_diff
@@ -40,8 +47,11 @@ def run(arguments: argparse.Namespace) -> int:
         accepted = load_accepted(arguments.accept)
         for line in accepted_warnings(accepted, apply_accepted(changes, accepted)):
             print(terminal_safe(f"note: {arguments.accept}: {line}"), file=sys.stderr)
-    render = render_diff_json if arguments.format == "json" else render_diff
-    output = render(changes, str(arguments.old), str(arguments.new))
+    if arguments.format == "json":
+        output = render_diff_json(changes, str(arguments.old), str(arguments.new))
+    else:
+        output = render_diff(changes, str(arguments.old), str(arguments.new),
+                             versions_moved(arguments.old, arguments.new))
     print(terminal_safe(output) if arguments.format == "markdown" else output, end="")
     if arguments.output:
         write_atomic(arguments.output, output)

@@ -111,6 +111,7 @@ def run(arguments: argparse.Namespace) -> int:
         load_document,
         render_json,
         render_markdown,
+        versions_moved,
     )
 
     check_ref_name(arguments.base)
@@ -156,7 +157,8 @@ def run(arguments: argparse.Namespace) -> int:
         load_document(out / "head/report.json")
     changes = compare(old, new, old_findings, new_findings)
     notes = accepted_warnings(accepted, apply_accepted(changes, accepted)) if accepted is not None else []
-    markdown = render_markdown(changes, f"base ({base_ref})", "head")
+    markdown = render_markdown(changes, f"base ({base_ref})", "head",
+                               versions_moved(out / "base/report.json", out / "head/report.json"))
     if notes:  # said where the team reads the verdict, as `conformance diff` says them
         markdown += "\n" + "".join(f"- note: {line}\n" for line in notes)
         for line in notes:

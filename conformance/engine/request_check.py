@@ -85,6 +85,10 @@ def _check_one(adapter: Adapter, task: Task, spelled: _Spelled, request: dict[st
         "bytes": len(text.encode("utf-8")),
         "prefix_bytes": len(canonical(parts.prefix).encode("utf-8")),
         "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()[:16],
+        # Each top-level field by the digest of its value, so an upgrade's diff names the fields that moved
+        # (``max_tokens`` gone, ``max_completion_tokens`` new) without the report keeping the request itself.
+        "fields": {str(key): hashlib.sha256(canonical(value).encode("utf-8")).hexdigest()[:8]
+                   for key, value in sorted(request.items(), key=lambda item: str(item[0]))},
     }
     problems: list[str] = []
     conversation = list(adapter.read_history(parts.history)) if adapter.read_history is not None else None

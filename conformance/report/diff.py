@@ -7,6 +7,7 @@ slower than a keyed comparison on a whole report.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -302,7 +303,28 @@ def _compare_requests(number: int, old: Any, new: Any, regressions: list[str], n
     fresh = [problem for problem in new.get("problems") or [] if problem not in (old.get("problems") or [])]
     regressions.extend(f"turn {number} request: {problem}" for problem in fresh)
     if not lost and not fresh:
-        notes.append(f"turn {number} request changed ({old.get('bytes')} → {new.get('bytes')} bytes)")
+        moved = _fields_moved(old.get("fields"), new.get("fields"))
+        notes.append(f"turn {number} request " + (moved or f"changed ({old.get('bytes')} → {new.get('bytes')} bytes)"))
+
+
+def _fields_moved(old: Any, new: Any) -> str:
+    """The top-level request fields that went, came and changed (``max_tokens → max_completion_tokens`` when one
+    went and one came with the same value); empty when either report does not record them."""
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return ""
+    gone = [key for key in old if key not in new]
+    came = [key for key in new if key not in old]
+    renamed = []
+    for before in list(gone):
+        after = next((key for key in came if new[key] == old[before]), None)
+        if after is not None:
+            renamed.append((before, after))
+            gone.remove(before)
+            came.remove(after)
+    changed = [key for key in old if key in new and old[key] != new[key]]
+    parts = [f"{before} → {after}" for before, after in renamed]
+    parts += [f"{key} gone" for key in gone] + [f"{key} new" for key in came] + [f"{key} changed" for key in changed]
+    return ", ".join(parts)
 
 
 def _request_parts(old: dict[str, Any], new: dict[str, Any]) -> list[tuple[str, int, int]]:
@@ -334,13 +356,35 @@ def _usage_nulls(where: str, before: Any, after: Any) -> list[str]:
             if before.get(name) is not None and after.get(name) is None]
 
 
-def render_markdown(changes: list[RowChange], old_name: str, new_name: str) -> str:
-    """The Markdown rendering (for a terminal, a job summary or a pull-request comment)."""
+def versions_moved(old_path: Path, new_path: Path) -> list[str]:
+    """What the two reports were measured with and that moved: the suite, Python, and each stack's packages
+    (``openai 3.56.0 → 3.57.0``), one line per package whichever stacks share it; [] when a report records none."""
+    def versions(path: Path) -> dict[str, str | None]:
+        measured = read_report(path).get("measured")
+        if not isinstance(measured, dict):
+            return {}
+        found: dict[str, str | None] = {"suite": measured.get("suite"), "python": measured.get("python")}
+        stacks = measured.get("stacks")
+        for packages in (stacks.values() if isinstance(stacks, dict) else ()):
+            if isinstance(packages, dict):
+                found.update({str(name): version for name, version in packages.items()
+                              if version is None or isinstance(version, str)})
+        return found
+
+    old, new = versions(old_path), versions(new_path)
+    return [f"{name} {old.get(name) or '(none)'} → {new.get(name) or '(none)'}" for name in sorted(set(old) | set(new))
+            if old.get(name) != new.get(name) and old and new]
+
+
+def render_markdown(changes: list[RowChange], old_name: str, new_name: str, versions: Sequence[str] = ()) -> str:
+    """The Markdown rendering (for a terminal, a job summary or a pull-request comment); ``versions``: what the
+    reports were measured with that moved (``versions_moved``), said first."""
     counts = {label: sum(1 for change in changes if change.label == label)
               for label in ("regression", "change", "improvement")}
     lines = [
         f"# Conformance diff: {escape_cell(old_name)} → {escape_cell(new_name)}",
         "",
+        *([f"**Versions:** {escape_cell('; '.join(versions))}", ""] if versions else []),
         f"**{counts['regression']} regression(s)**, {counts['change']} change(s), "
         f"{counts['improvement']} improvement(s).",
         "",
