@@ -46,7 +46,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
     built = _run(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w",
                  str(base / "dist"), str(ROOT), cwd=base, env=env)
     assert built.returncode == 0, built.stderr[-3000:]
-    (wheel,) = (base / "dist").glob("conformance-*.whl")
+    (wheel,) = (base / "dist").glob("llm_conformance-*.whl")  # the distribution name, normalized (PEP 427)
     names = zipfile.ZipFile(wheel).namelist()
     assert {name.split("/")[0] for name in names} == {"conformance", "-".join(wheel.name.split("-")[:2]) + ".dist-info"}
     subprocess.run([sys.executable, "-m", "venv", str(base / "venv")], check=True, timeout=300)

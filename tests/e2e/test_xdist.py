@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -20,10 +21,12 @@ pytestmark = pytest.mark.e2e
 
 
 def run_pytest(cases: Path, report: Path, *extra: str) -> str:
+    # The inner session is no xdist worker, though this test may run in one (syrupy reads the variables).
+    env = {name: value for name, value in os.environ.items() if not name.startswith("PYTEST_XDIST")}
     completed = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(cases), f"--conformance-cases={cases}",
          f"--conformance-report={report}", *extra],
-        capture_output=True, text=True, cwd=cases.parent, check=False)
+        capture_output=True, text=True, cwd=cases.parent, check=False, env=env)
     assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
     return completed.stdout
 
