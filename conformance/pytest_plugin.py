@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from conformance.commands.options import BUNDLED_CASES
 from conformance.engine.cases import CASE_FILE, WORLD_FILE, Case
 from conformance.engine.plan import Planned
 from conformance.engine.pytool import ALLOW_ENV, ALLOW_VALUE
@@ -58,6 +59,8 @@ _ALLOWED_KEY = pytest.StashKey[bool]()
 _SHARDING_KEY = pytest.StashKey[bool]()
 _FROZEN_KEY = pytest.StashKey[bool]()
 _UNCHECKED_KEY = pytest.StashKey[bool]()
+_SNAPSHOT_ROOTS_KEY = pytest.StashKey[dict[Path, Path]]()
+_ON_THE_WAY_KEY = pytest.StashKey[frozenset[Path]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -98,6 +101,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                   help="provider ids every case must have fixtures for ('all': every loaded adapter)")
     parser.addini("conformance_python_tools", default="",
                   help="allow: let python tools named in world.yaml run (they run code from the cases folder)")
+    parser.addini("conformance_bundled", default="",
+                  help="a folder of this repository: the bundled cases run through your adapters and stacks too, "
+                       "their snapshots kept there (<folder>/__snapshots__/)")
     parser.addini("conformance_snapshots", type="bool", default=True,
                   help="check each case item against its reviewed snapshot (default true)")
 
@@ -109,7 +115,14 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[_ALLOWED_KEY] = True
     roots = [Path(path).resolve() for path in config.getini("conformance_cases")]
     explicit = [Path(path).resolve() for path in config.getoption("conformance_cases")]
-    config.stash[_ROOTS_KEY] = list(dict.fromkeys(roots + explicit))
+    bundled_snapshots = str(config.getini("conformance_bundled")).strip()
+    bundled = [BUNDLED_CASES.resolve()] if bundled_snapshots else []
+    config.stash[_ROOTS_KEY] = list(dict.fromkeys(roots + explicit + bundled))
+    # The bundled cases' snapshots are the team's to review: kept in its repository, never beside the installed cases.
+    config.stash[_SNAPSHOT_ROOTS_KEY] = {root: config.rootpath / bundled_snapshots for root in bundled}
+    top = config.rootpath.resolve()
+    config.stash[_ON_THE_WAY_KEY] = frozenset(
+        folder for root in bundled if top in root.parents for folder in (root, *root.parents) if _within(folder, top))
     if not config.stash[_ROOTS_KEY]:
         return
     config.stash[_CASES_KEY] = {}
@@ -119,6 +132,11 @@ def pytest_configure(config: pytest.Config) -> None:
     default_args = config.args_source != pytest.Config.ArgsSource.ARGS
     for root in (config.stash[_ROOTS_KEY] if default_args else explicit):
         if not any(_within(root, Path(arg).resolve()) for arg in config.args):
+            config.args.append(str(root))
+    for root in bundled:
+        # Named on its own even under a folder that is collected: an installed package sits in a virtual
+        # environment, which pytest does not walk into (norecursedirs); pytest collects a file once.
+        if not any(_within(Path(arg).resolve(), root) for arg in config.args):
             config.args.append(str(root))
 
 
@@ -219,8 +237,20 @@ def _root_of(path: Path, config: pytest.Config) -> Path | None:
     return next((root for root in _roots(config) if _within(path.resolve(), root)), None)
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest's own norecursedirs check
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
-    """Fixture folders beside a case file and the snapshot folder hold data, not tests: do not walk them."""
+    """Fixture folders beside a case file and the snapshot folder hold data, not tests: do not walk them. The
+    bundled cases installed in a virtual environment inside the repository (``.venv/…/conformance/cases``) are
+    reached through folders pytest does not walk into (``norecursedirs``, and pytest collects a path inside another
+    argument through that argument): the folders on the way there are walked, and nothing else beside them."""
+    on_the_way = config.stash.get(_ON_THE_WAY_KEY, frozenset())
+    if on_the_way and collection_path.is_dir():
+        resolved = collection_path.resolve()
+        if resolved in on_the_way:
+            return False
+        if resolved.parent in on_the_way and resolved.parent != config.rootpath.resolve() and not any(
+                _within(resolved, root) for root in config.stash[_SNAPSHOT_ROOTS_KEY]):
+            return True
     if not _roots(config) or not collection_path.is_dir() or _root_of(collection_path, config) is None:
         return None
     if collection_path.name == SNAPSHOT_FOLDER or (collection_path.parent / CASE_FILE).is_file():
@@ -332,10 +362,11 @@ class CaseFile(pytest.File):
                 by_file.setdefault(Path(loaded.path).resolve(), []).append(loaded)
             cache[root] = by_file
         run = _run(self.config)
+        snapshots = self.config.stash[_SNAPSHOT_ROOTS_KEY].get(root, root)
         for case in cache[root].get(self.path.resolve(), []):
             for item in run.plan(case):
                 kind = NotRecorded if item.mode is None else CaseItem if item.stack is None else StackItem
-                yield kind.from_parent(self, name=item.name, planned=item, root=root)
+                yield kind.from_parent(self, name=item.name, planned=item, root=snapshots)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         """A failure as the case's own message, not a traceback."""

@@ -374,3 +374,37 @@ def test_a_waived_item_is_skipped_with_its_reason_and_counted_waived_in_the_repo
         in result.stdout.str()
     summary = json.loads((pytester.path / "reports/report.json").read_text())["summary"]
     assert summary["waived"] == 1 and summary["failed"] == 0 and summary["passed"] == 0
+
+
+def test_the_bundled_cases_run_through_the_teams_stack_with_their_snapshots_in_its_repository(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
+    # The cases as a wheel installs them, outside any conftest.py (this checkout's own would load with them).
+    installed_cases = pytester.path / "venv/site-packages/conformance/cases"
+    shutil.copytree(CASES, installed_cases)
+    (installed_cases / "__snapshots__/normal").mkdir(parents=True)
+    monkeypatch.setattr("conformance.pytest_plugin.BUNDLED_CASES", installed_cases)
+    beside = pytester.path / "venv/site-packages/other_package/test_theirs.py"  # another package's own tests
+    beside.parent.mkdir()
+    beside.write_text("def test_theirs():\n    assert False\n")
+    BUNDLED_CASES = installed_cases
+    pytester.makefile(".toml", pyproject='[tool.pytest.ini_options]\nconformance_bundled = "conformance_bundled"\n'
+                                         'conformance_stacks = ["openai-chat@openai-sdk"]\n')
+    installed = sorted(path.name for path in (BUNDLED_CASES / "__snapshots__/normal").iterdir())
+    # Body rows only: the openai SDK's stream types do not survive a second in-process session of one interpreter.
+    selection = ("-k", "normal and openai-sdk and body", "--conformance-report=")
+    created = pytester.runpytest_inprocess(*PLUGIN, *selection, "--snapshot-update")
+    created.assert_outcomes(passed=1)
+    kept = pytester.path / "conformance_bundled/__snapshots__/normal"
+    assert sorted(path.name for path in kept.iterdir()) == [
+        "openai-chat@openai-sdk.json", "openai-chat@openai-sdk.requests.json"]
+    assert sorted(path.name for path in (BUNDLED_CASES / "__snapshots__/normal").iterdir()) == installed
+    checked = pytester.runpytest_inprocess(*PLUGIN, *selection)
+    assert checked.ret == 0 and "2 snapshots passed." in checked.stdout.str()
+    # Given explicit paths (as the gate gives its cases folder), the bundled cases are still collected.
+    (pytester.path / "cases").mkdir()
+    explicit = pytester.runpytest_inprocess(*PLUGIN, "cases", *selection)
+    explicit.assert_outcomes(passed=1)
+    everything = pytester.runpytest_inprocess(*PLUGIN, "--collect-only", "-q", "--conformance-report=")
+    assert "test_theirs" not in everything.stdout.str() and "normal[openai-chat@openai-sdk-body]" in \
+        everything.stdout.str()

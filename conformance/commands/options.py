@@ -62,7 +62,8 @@ def configured(arguments: argparse.Namespace) -> Configured:
         os.environ.setdefault(ALLOW_ENV, ALLOW_VALUE)
     given = list(getattr(arguments, "cases", None) or [])
     base = given or list(settings.cases)
-    roots = [*base, BUNDLED_CASES] if not base or getattr(arguments, "with_bundled", False) else base
+    with_bundled = getattr(arguments, "with_bundled", False) or (settings.bundled is not None and not given)
+    roots = [*base, BUNDLED_CASES] if not base or with_bundled else base
     report = getattr(arguments, "report_dir", None) or settings.report or Path("reports")
     stack = getattr(arguments, "stack", None)
     stacks = [stack] if isinstance(stack, str) else list(stack or [])

@@ -52,6 +52,9 @@ class Settings:
     """``conformance_require_providers``: provider ids every case must have fixtures for, or ``all``."""
     python_tools: bool = False
     """``conformance_python_tools = allow``: python tools named by the cases may run."""
+    bundled: Path | None = None
+    """``conformance_bundled``: where the bundled cases' snapshots live in this repository, when the bundled cases
+    run through its adapters and stacks too (None: they do not)."""
     pythonpath: tuple[Path, ...] = ()
     """pytest's ``pythonpath``: folders put first on ``sys.path`` (where the adapters named here import from)."""
 
@@ -96,7 +99,12 @@ def read_settings(start: Path) -> Settings:
         raise InputError([Problem(str(path), None, "conformance_report is not a string",
                                   'write it as conformance_report = "reports"')])
     tools = values.get("conformance_python_tools", "")
+    bundled = values.get("conformance_bundled", "")
+    if not isinstance(bundled, str):
+        raise InputError([Problem(str(path), None, "conformance_bundled is not a string",
+                                  'write it as conformance_bundled = "conformance_bundled" (a folder)')])
     return Settings(
+        bundled=root / bundled.strip() if bundled.strip() else None,
         root=root, source=path,
         cases=tuple(root / entry for entry in listed("conformance_cases")),
         adapters=tuple(rooted(spec, root) for spec in listed("conformance_adapters")),
