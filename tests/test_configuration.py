@@ -155,3 +155,14 @@ def test_one_run_plans_runs_and_reports_what_both_entry_points_write(tmp_path: P
     lacking = [item for case in cases for item in required.plan(case) if item.mode is None]
     assert lacking and all(item.lane not in item.case.providers for item in lacking)
     assert "left as they were" in stopped_early_message(3, "reports")
+
+
+def test_the_bundled_setting_adds_the_bundled_cases_to_the_commands_too(tmp_path: Path) -> None:
+    assert cli("init", str(tmp_path)).returncode == 0
+    assert "normal" not in cli("list", cwd=tmp_path).stdout.split()
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text() + 'conformance_bundled = "conformance_bundled"\n')
+    listed = cli("list", cwd=tmp_path).stdout.split()
+    assert {"example", "normal", "truncation"} <= set(listed)
+    assert "normal" not in cli("list", "--cases", "cases", cwd=tmp_path).stdout.split()  # --cases replaces them
+    assert read_settings(tmp_path).bundled == tmp_path / "conformance_bundled"
