@@ -234,6 +234,17 @@ def _verify(case: Case, answer: Text, receipts: list[dict[str, Any]]) -> tuple[s
     return "answer_ready", ""
 
 
+def verify_answer(case: Case, answer: Text, receipts: list[dict[str, Any]]) -> tuple[str, str]:
+    """The outcome of a final answer and why: ``answer_ready`` only when it states what the receipts say (the rule
+    the loop applies, for an answer a team's own loop returned: ``conformance.stacks.agent``)."""
+    return _verify(case, answer, receipts)
+
+
+def parse_json_or_none(text: str) -> Any:
+    """The JSON value of a structured answer, or None when it is not JSON."""
+    return _parse_json(text)
+
+
 def _parse_json(text: str) -> Any:
     try:
         return parse_json(text)

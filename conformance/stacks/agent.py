@@ -1,0 +1,131 @@
+"""The team's own tool loop under test (docs/glue.md, "Your own loop").
+
+A stack is called once per model call and the suite runs the loop; an application's agent runs its own loop, and
+that loop is code too: the ids it sends back with each tool result, the order of its results, its turn budget. Here
+the agent runs whole, against the replay server serving the case's recorded turns (body mode), calling the case's
+world tools through the functions it is given. Then the suite reads every request the loop sent, checks correlation
+on them against the calls the wire made, checks the turn budget, and verifies the answer the agent returned
+against the receipts of the tools it ran, as it verifies any answer (docs/contract.md, "Verification").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from conformance.engine.cases import Case, load_cases
+from conformance.engine.correlation import check_correlation
+from conformance.engine.loop import parse_json_or_none, replay_turn, verify_answer
+from conformance.engine.registry import builtin_adapters
+from conformance.kit.types import Text
+from conformance.replay.server import session_base
+from conformance.stacks.runner import shared_server
+
+AGENT_LANE = "agent"
+BUNDLED_CASES = Path(__file__).resolve().parent.parent / "cases"
+"""The bundled cases, as the package installs them."""
+
+
+@dataclass(frozen=True)
+class AgentSession:
+    """What the agent under test is given: where its client points, the case's task, and the tools."""
+
+    base_url: str
+    """The session root (``http://127.0.0.1:<port>/s/<case>/<provider>@agent/body``): the openai SDK wants
+    ``<base_url>/v1``; anthropic, google-genai and boto3 take it as it is (docs/stacks.md)."""
+    task: Any
+    """The case's ``conformance.kit.Task``: instructions, the user's input, the tools offered, the token cap."""
+    tools: Mapping[str, Callable[..., Mapping[str, Any]]]
+    """Each tool of the case by name: call it with the model's arguments, get the result to send back."""
+
+
+@dataclass
+class AgentResult:
+    """What the suite found in the agent's run."""
+
+    case: str
+    provider: str
+    answer: str
+    outcome: str
+    detail: str
+    failures: list[str] = field(default_factory=list)
+    requests: list[Any] = field(default_factory=list)
+    receipts: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        """No failure."""
+        return not self.failures
+
+
+def run_agent(case: Case | str, provider: str, agent: Callable[[AgentSession], str],
+              cases: Path | None = None) -> AgentResult:
+    """Run ``agent`` (the team's loop, returning its final answer text) against a replay of ``case`` (a case, or
+    its id in ``cases``, default the bundled cases) for ``provider``'s fixtures, and check what its loop sent."""
+    if isinstance(case, str):
+        found = {loaded.id: loaded for loaded in load_cases([cases or BUNDLED_CASES])}
+        if case not in found:
+            raise KeyError(f"no case {case!r} in {cases or BUNDLED_CASES}")
+        case = found[case]
+    reader = builtin_adapters()[provider]
+    lane = f"{provider}@{AGENT_LANE}"
+    server = shared_server()
+    with server.replay.lock:
+        server.replay.cases[case.id] = case
+    server.replay.reset(case.id, lane, "body")
+    world = case.world.fork()
+    receipts: list[dict[str, Any]] = []
+
+    def tool(name: str) -> Callable[..., Mapping[str, Any]]:
+        spec = world.tools[name]
+
+        def run(**arguments: Any) -> Mapping[str, Any]:
+            receipt = world.execute(spec, arguments, case.principal, approved=name in case.approvals)
+            receipts.append({"tool": name, "arguments": arguments, "output": dict(receipt.output),
+                             "denied": receipt.denied, "evidence": dict(receipt.evidence),
+                             "evidence_records": [dict(facts) for facts in receipt.evidence_records]})
+            return receipt.output
+
+        return run
+
+    session = AgentSession(base_url=session_base(server.base, case.id, lane, "body"), task=case.task,
+                           tools={spec.name: tool(spec.name) for spec in case.task.tools if spec.name in world.tools})
+    failures: list[str] = []
+    try:
+        answer = agent(session)
+    except Exception as error:  # noqa: BLE001 - the agent's own exception is a finding of its run, named
+        failures.append(f"the agent raised {type(error).__name__}: {str(error)[:300]}")
+        answer = ""
+    requests = server.replay.sent(case.id, lane, "body")
+    replayed = server.replay.session(case.id, lane, "body")
+    served = replayed.served if replayed is not None else []
+    turns = case.providers[provider].turns
+    wire = [replay_turn(reader, turns[number - 1], "body")[0] for number in served]
+    if replayed is not None and replayed.unmatched:
+        failures += [f"replay: {reason}" for reason in replayed.unmatched]
+    readable = [request for request in requests if isinstance(request, dict)]
+    if len(readable) == len(wire):
+        correlation = check_correlation(reader, readable, wire, None, wire)
+        # The assistant messages an agent re-sends are its own (an SDK's dump of the message, which the vendor
+        # accepts): its ids, slots and order are checked, not that they are the vendor's bytes.
+        failures += [f"correlation: {problem}" for problem in correlation["problems"]
+                     if "were not re-sent verbatim" not in problem]
+    if len(requests) > case.max_turns:
+        failures.append(f"budget: the loop sent {len(requests)} requests; the case allows {case.max_turns} turns")
+    denied = [receipt for receipt in receipts if receipt["denied"]]
+    if denied:
+        outcome, detail = "permission_denied", f"{denied[0]['tool']}: {denied[0]['denied']}"
+    else:
+        text = answer or ""
+        parsed = parse_json_or_none(text) if case.task.output_schema is not None else None
+        outcome, detail = verify_answer(case, Text(raw="the agent's answer", text=text, parsed=parsed), receipts)
+    expected = case.expectation_for(provider).outcome
+    if outcome != expected:
+        failures.append(f"outcome: expected {expected}, got {outcome}" + (f" — {detail}" if detail else ""))
+    return AgentResult(case=case.id, provider=provider, answer=answer, outcome=outcome, detail=detail,
+                       failures=failures, requests=requests, receipts=receipts)
+
+
+__all__ = ["AgentResult", "AgentSession", "run_agent"]

@@ -1,0 +1,67 @@
+"""The team's own tool loop under test against a replay (conformance.stacks.agent, docs/glue.md "Your own loop"):
+a loop that sends the tool's name as the result id goes red, as the journey's agent.py should have."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from conformance.stacks.agent import AgentSession, run_agent
+from tests.helpers import CASES
+
+openai = pytest.importorskip("openai")
+
+
+def agent_loop(session: AgentSession, result_id: str = "call id", max_steps: int = 5) -> str:
+    """A support agent's own loop on the openai SDK, as a team writes it."""
+    client = openai.OpenAI(base_url=f"{session.base_url}/v1", api_key="sk-test", max_retries=0)
+    task = session.task
+    messages: list[dict[str, Any]] = [{"role": "system", "content": task.instructions},
+                                      {"role": "user", "content": task.input}]
+    tools = [{"type": "function", "function": {"name": spec.name, "description": spec.description,
+                                               "parameters": dict(spec.parameters)}} for spec in task.tools]
+    for _ in range(max_steps):
+        completion = client.chat.completions.create(model=task.model, messages=messages, tools=tools,
+                                                    max_completion_tokens=task.max_output_tokens)
+        message = completion.choices[0].message
+        if not message.tool_calls:
+            return message.content or ""
+        messages.append(message.model_dump(exclude_none=True))
+        for call in message.tool_calls:
+            output = session.tools[call.function.name](**json.loads(call.function.arguments))
+            messages.append({"role": "tool", "content": json.dumps(output),
+                             "tool_call_id": call.id if result_id == "call id" else call.function.name})
+    return ""
+
+
+def test_a_correct_loop_passes_with_its_answer_verified_against_the_receipts() -> None:
+    result = run_agent("normal", "openai-chat", agent_loop, cases=CASES)
+    assert result.passed, result.failures
+    assert result.outcome == "answer_ready" and [receipt["tool"] for receipt in result.receipts] == ["get_order"]
+    assert len(result.requests) == 2 and result.requests[1]["messages"][-1]["role"] == "tool"
+
+
+def test_a_loop_that_sends_the_tools_name_as_the_result_id_fails_correlation() -> None:
+    result = run_agent("normal", "openai-chat", lambda session: agent_loop(session, result_id="tool name"),
+                       cases=CASES)
+    assert not result.passed
+    assert "correlation: turn 2: tool result get_order answers no call of turn 1" in result.failures
+
+
+def test_a_loop_past_the_recording_or_its_budget_is_named() -> None:
+    def asks_again(session: AgentSession) -> str:
+        agent_loop(session)
+        return agent_loop(session)  # a second conversation: past the recorded turns, past the budget
+
+    result = run_agent("normal", "openai-chat", asks_again, cases=CASES)
+    assert result.failures[0].startswith("the agent raised BadRequestError: Error code: 400")
+    assert "replay: case normal [openai-chat]: request 3 asks for turn 3, but 2 turn(s) are recorded" in \
+        result.failures
+
+
+def test_an_answer_the_receipts_do_not_support_is_not_ready() -> None:
+    result = run_agent("normal", "openai-chat", lambda session: (agent_loop(session), "It was cancelled.")[1],
+                       cases=CASES)
+    assert result.outcome == "unverified_answer" and not result.passed
