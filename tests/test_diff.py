@@ -599,3 +599,36 @@ def test_the_diff_says_first_which_package_versions_moved(tmp_path: Path) -> Non
     assert lines[2] == "**Versions:** openai 3.56.0 → 3.57.0" and lines[4].startswith("**0 regression(s)**")
     same = cli("diff", str(tmp_path / "old.json"), str(tmp_path / "old.json"))
     assert "Versions" not in same.stdout
+
+
+def test_an_sdk_bump_that_moves_one_field_in_every_request_is_a_short_comment_naming_it(tmp_path: Path) -> None:
+    import dataclasses
+
+    from conformance.commands.gate import MARKER
+
+    chat = builtin_adapters()["openai-chat"]
+
+    def bumped(task: Any, transcript: Any) -> dict[str, Any]:
+        request = chat.build_request(task, transcript)
+        request["max_tokens"] = request.pop("max_completion_tokens")
+        return request
+
+    cases = load_cases([CASES])
+    before = run_all(cases, {"openai-chat": chat})
+    after = run_all(cases, {"openai-chat": dataclasses.replace(chat, build_request=bumped)})
+    reports = []
+    for name, rows, version in (("old.json", before, "3.56.0"), ("new.json", after, "3.57.0")):
+        report = build_report(rows, ["openai-chat"])
+        report["measured"]["stacks"] = {"openai-chat@acme": {"openai": version}}
+        (tmp_path / name).write_text(json.dumps(report))
+        reports.append(report)
+    result = cli("diff", str(tmp_path / "old.json"), str(tmp_path / "new.json"))
+    comment = f"{MARKER}\n{result.stdout}"
+    moved = sum(1 for row in after if any("max_tokens" in (turn["request"] or {}).get("fields", {})
+                                          for turn in row["turns"]))
+    assert moved > 40  # every row whose requests the adapter built
+    assert len(comment.encode("utf-8")) < 3000, comment
+    assert "**Versions:** openai 3.56.0 → 3.57.0" in comment
+    assert "request max\\_completion\\_tokens → max\\_tokens" in comment or \
+        "request max_completion_tokens → max_tokens" in comment
+    assert f"rows** alike" in comment

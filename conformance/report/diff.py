@@ -399,15 +399,43 @@ def render_markdown(changes: list[RowChange], old_name: str, new_name: str, vers
     lines += ["", "| | case | provider | mode | what changed |", "|---|---|---|---|---|"]
     order = {"regression": 0, "change": 1, "improvement": 2}
     marks = {"regression": "❌ regression", "change": "↔ change", "improvement": "✅ improvement"}
-    for change in sorted(changes, key=lambda change: (order[change.label], change.key)):
-        case, provider, mode = change.key
-        what = "<br>".join(escape_cell(note) for note in change.notes[:6]) or (
-            f"{len(change.paths)} field(s): " + ", ".join(escape_cell(path) for path in change.paths[:4]))
-        if change.fixtures:
-            what += "<br>fixtures: " + ", ".join(escape_cell(path) for path in change.fixtures[:4])
-        lines.append(f"| {marks[change.label]} | {escape_cell(case)} | {escape_cell(provider)} | {escape_cell(mode)} "
-                     f"| {what} |")
+    groups: dict[tuple[str, str, tuple[str, ...]], list[RowChange]] = {}
+    for change in changes:
+        groups.setdefault((change.label, change.key[1], _shape_of(change.notes)), []).append(change)
+    for (label, provider, shape), members in sorted(groups.items(), key=lambda item: (
+            order[item[0][0]], min(change.key for change in item[1]))):
+        if len(members) >= GROUPED_FROM and shape:
+            # One logical change across many rows (an SDK bump that moves a field in every request): one line,
+            # with the rows it covers counted and folded.
+            cases = sorted({change.key[0] for change in members})
+            modes = ", ".join(sorted({change.key[2] for change in members}))
+            listed = ", ".join(escape_cell(case) for case in cases[:GROUP_CASES_SHOWN]) + (
+                f", … ({len(cases) - GROUP_CASES_SHOWN} more)" if len(cases) > GROUP_CASES_SHOWN else "")
+            what = "<br>".join(escape_cell(note) for note in shape[:6]) + f"<br>**{len(members)} rows** alike"
+            lines.append(f"| {marks[label]} | {listed} | {escape_cell(provider)} | {escape_cell(modes)} | {what} |")
+            continue
+        for change in sorted(members, key=lambda change: change.key):
+            case, _, mode = change.key
+            what = "<br>".join(escape_cell(note) for note in change.notes[:6]) or (
+                f"{len(change.paths)} field(s): " + ", ".join(escape_cell(path) for path in change.paths[:4]))
+            if change.fixtures:
+                what += "<br>fixtures: " + ", ".join(escape_cell(path) for path in change.fixtures[:4])
+            lines.append(f"| {marks[label]} | {escape_cell(case)} | {escape_cell(provider)} | "
+                         f"{escape_cell(mode)} | {what} |")
     return "\n".join(lines) + "\n"
+
+
+GROUPED_FROM = 3
+"""Rows of one provider with the same change (turn numbers aside) are one line from this many on."""
+GROUP_CASES_SHOWN = 8
+
+
+def _shape_of(notes: list[str]) -> tuple[str, ...]:
+    """A change's notes with the turn numbers taken out (``turn 2 request x → y`` → ``request x → y``), each once:
+    what makes two rows' changes the same change."""
+    import re  # noqa: PLC0415
+
+    return tuple(dict.fromkeys(re.sub(r"^turn \d+ ", "", note) for note in notes))
 
 
 def tally_by_provider(changes: list[RowChange]) -> dict[str, dict[str, int]]:
