@@ -632,3 +632,25 @@ def test_an_sdk_bump_that_moves_one_field_in_every_request_is_a_short_comment_na
     assert "request max\\_completion\\_tokens → max\\_tokens" in comment or \
         "request max_completion_tokens → max_tokens" in comment
     assert f"rows** alike" in comment
+
+
+def test_a_case_added_with_its_stack_findings_is_reported_as_added_not_as_regressions() -> None:
+    rows = run_all(load_cases([CASES]), builtin_adapters())
+    wire = next(row for row in rows if (row["case"], row["provider"], row["mode"]) ==
+                ("context_window", "anthropic-messages", "body"))
+    stack = copy.deepcopy(wire)
+    stack.update(provider="anthropic-messages@gw", stack="gw")
+    stack["turns"][0].update(reason="max_tokens", raw="finish_reason=length")
+    old = build_report([row for row in rows if row["case"] != "context_window"], ["anthropic-messages"])
+    new = build_report(rows + [stack], ["anthropic-messages", "anthropic-messages@gw"])
+    assert any(finding["stack"] == "anthropic-messages@gw" for finding in new["findings"])
+
+    def keyed(report: dict[str, Any]) -> dict[Any, Any]:
+        return {(row["case"], row["provider"], row["mode"]): row for row in report["results"]}
+
+    changes = compare(keyed(old), keyed(new), old["findings"], new["findings"])
+    added = [change for change in changes if change.key[1] == "anthropic-messages@gw"]
+    assert [change.label for change in added] == ["improvement"]  # a new row that passes
+    assert added[0].notes[0] == "new row"
+    assert any(note.startswith("finding: turn 1 reason") for note in added[0].notes)
+    assert not any(note.startswith("new finding, not accepted") for change in changes for note in change.notes)

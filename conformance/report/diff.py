@@ -161,6 +161,12 @@ def _compare_findings(changes: list[RowChange], old: list[dict[str, Any]], new: 
         else:
             label, note = "regression", f"new finding, not accepted: {what}"
         change = by_row.get(row_key)
+        if change is not None and key not in before and change.notes[:1] and change.notes[0].startswith("new row"):
+            # A row the old report did not have (a case added): what its stack hides is part of what was added, to
+            # read, not a regression of something that worked before.
+            change.notes.append(f"finding: {what}" + (f" (accepted: {finding['accepted']})"
+                                                      if finding.get("accepted") else ""))
+            continue
         if change is None:
             change = by_row[row_key] = RowChange(row_key, label, [])
             changes.append(change)
