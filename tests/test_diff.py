@@ -631,7 +631,7 @@ def test_an_sdk_bump_that_moves_one_field_in_every_request_is_a_short_comment_na
     assert "**Versions:** openai 3.56.0 → 3.57.0" in comment
     assert "request max\\_completion\\_tokens → max\\_tokens" in comment or \
         "request max_completion_tokens → max_tokens" in comment
-    assert f"rows** alike" in comment
+    assert "rows** alike" in comment
 
 
 def test_a_case_added_with_its_stack_findings_is_reported_as_added_not_as_regressions() -> None:
