@@ -162,13 +162,12 @@ def test_the_stack_view_lists_what_each_stack_hides(page: Any, tmp_path: Path) -
     assert all((tmp_path / name).stat().st_size > 5000 for name in ("matrix.png", "turns.png", "findings.png"))
 
 
-def test_a_waived_row_reads_as_waived_with_its_reason_and_filters_apart(tmp_path: Path) -> None:
+def test_a_waived_row_reads_as_waived_with_its_reason_and_filters_apart(tmp_path: Path, page: Any) -> None:
     import dataclasses
 
     from conformance.engine.runner import run_case
     from conformance.kit import Waiver
 
-    sync_api = pytest.importorskip("playwright.sync_api")
     chat = builtin_adapters()["openai-chat"]
 
     def no_schema(task: Any, transcript: Any) -> Any:
@@ -181,19 +180,19 @@ def test_a_waived_row_reads_as_waived_with_its_reason_and_filters_apart(tmp_path
     by_id = {case.id: case for case in load_cases([CASES])}
     rows = [run_case(by_id[case_id], "openai-chat", team, "body") for case_id in ("normal", "structured_output_valid")]
     write_reports(build_report(rows, ["openai-chat"]), tmp_path)
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                             args=["--no-sandbox", "--disable-gpu", "--no-first-run"])
-        page = browser.new_page()
-        page.goto((tmp_path / "report.html").as_uri())
-        page.wait_for_selector("#matrix tbody tr")
+    context = page.context.browser.new_context()  # the module's browser: one Playwright per thread
+    other = context.new_page()
+    try:
+        other.goto((tmp_path / "report.html").as_uri())
+        other.wait_for_selector("#matrix tbody tr")
         summary = "1 of 2 case × provider × mode results passed (2 cases, 1 providers); 1 waived."
-        assert summary in page.inner_text("body")
-        cell = page.locator("#matrix tbody tr[data-case=structured_output_valid] .waived")
+        assert summary in other.inner_text("body")
+        cell = other.locator("#matrix tbody tr[data-case=structured_output_valid] .waived")
         assert cell.inner_text() == "body: waived: answer_ready"
         assert cell.get_attribute("title") == "waived: the app offers no structured output"
-        page.select_option("#f-status", "waived")
-        assert visible_cases(page) == ["structured_output_valid"]
-        page.select_option("#f-status", "failed")
-        assert visible_cases(page) == []
-        browser.close()
+        other.select_option("#f-status", "waived")
+        assert visible_cases(other) == ["structured_output_valid"]
+        other.select_option("#f-status", "failed")
+        assert visible_cases(other) == []
+    finally:
+        context.close()
