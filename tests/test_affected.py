@@ -78,3 +78,8 @@ def test_the_answer_reaches_github_actions_and_a_bad_base_is_named(app: Path, tm
     assert output.read_text() == "relevant=true\nrelevant=false\n"
     missing = cli("affected", "--base", "origin/nowhere", cwd=app)
     assert missing.returncode == 2 and "--base" in missing.stderr and "Traceback" not in missing.stderr
+
+
+def test_a_changed_file_name_never_writes_control_characters_to_the_terminal(app: Path) -> None:
+    out = affected(app, "support_agent/\x1b]0;pwned\x07tools.py")
+    assert "\x1b" not in out and "\x07" not in out and out.startswith("relevant: 1 of 1")

@@ -562,10 +562,9 @@ def test_a_request_change_is_named_by_the_fields_that_moved() -> None:
     assert _fields_moved(None, new) == "" and _fields_moved(old, old) == ""
 
 
-def test_an_sdk_bump_that_renames_one_request_field_is_named_in_the_diff(tmp_path: Path) -> None:
+def _bumped_chat() -> tuple[Any, Any]:
+    """The Chat adapter, and the same adapter after an SDK bump that sends the token cap as ``max_tokens``."""
     import dataclasses
-
-    from conformance.engine.runner import run_case
 
     chat = builtin_adapters()["openai-chat"]
 
@@ -574,9 +573,16 @@ def test_an_sdk_bump_that_renames_one_request_field_is_named_in_the_diff(tmp_pat
         request["max_tokens"] = request.pop("max_completion_tokens")
         return request
 
+    return chat, dataclasses.replace(chat, build_request=renamed)
+
+
+def test_an_sdk_bump_that_renames_one_request_field_is_named_in_the_diff(tmp_path: Path) -> None:
+    from conformance.engine.runner import run_case
+
+    chat, bumped = _bumped_chat()
     case = next(case for case in load_cases([CASES]) if case.id == "normal")
     before = run_case(case, "openai-chat", chat, "body")
-    after = run_case(case, "openai-chat", dataclasses.replace(chat, build_request=renamed), "body")
+    after = run_case(case, "openai-chat", bumped, "body")
     key = ("normal", "openai-chat", "body")
     (change,) = compare({key: before}, {key: after})
     assert "turn 1 request max_completion_tokens → max_tokens" in change.notes
@@ -602,20 +608,12 @@ def test_the_diff_says_first_which_package_versions_moved(tmp_path: Path) -> Non
 
 
 def test_an_sdk_bump_that_moves_one_field_in_every_request_is_a_short_comment_naming_it(tmp_path: Path) -> None:
-    import dataclasses
-
     from conformance.commands.gate import MARKER
 
-    chat = builtin_adapters()["openai-chat"]
-
-    def bumped(task: Any, transcript: Any) -> dict[str, Any]:
-        request = chat.build_request(task, transcript)
-        request["max_tokens"] = request.pop("max_completion_tokens")
-        return request
-
+    chat, bumped = _bumped_chat()
     cases = load_cases([CASES])
     before = run_all(cases, {"openai-chat": chat})
-    after = run_all(cases, {"openai-chat": dataclasses.replace(chat, build_request=bumped)})
+    after = run_all(cases, {"openai-chat": bumped})
     reports = []
     for name, rows, version in (("old.json", before, "3.56.0"), ("new.json", after, "3.57.0")):
         report = build_report(rows, ["openai-chat"])

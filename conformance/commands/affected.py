@@ -21,6 +21,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from conformance.commands.options import EXIT_OK, configured
+from conformance.engine.sanitize import terminal_safe
 from conformance.errors import InputError, Problem
 
 DEPENDENCY_FILES = ("pyproject.toml", "setup.cfg", "setup.py", "pytest.ini", ".pytest.ini", "tox.ini",
@@ -205,10 +206,10 @@ def run(arguments: argparse.Namespace) -> int:
     if reasons:
         print(f"relevant: {len(reasons)} of {len(files)} changed file(s) touch what the reports depend on")
         for path, why in sorted(reasons.items()):
-            print(f"  {path} ({why})")
+            print(terminal_safe(f"  {path} ({why})"))  # a file name may hold control characters
     else:
         print(f"nothing the reports depend on changed ({len(files)} changed file(s)): the gate can be skipped")
-    print("watched: " + ", ".join([f"{folder}/" for folder in scope.folders] + list(scope.files)))
+    print(terminal_safe("watched: " + ", ".join([f"{folder}/" for folder in scope.folders] + list(scope.files))))
     output = os.environ.get("GITHUB_OUTPUT")
     if output:
         with open(output, "a", encoding="utf-8") as handle:

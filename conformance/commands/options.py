@@ -10,11 +10,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from conformance import BUNDLED_CASES as BUNDLED_CASES  # where the commands have always read it
 from conformance.engine.settings import Settings, read_settings
 from conformance.engine.yamlfile import MAX_FILE_BYTES
 
 EXIT_OK, EXIT_FAILED, EXIT_INPUT = 0, 1, 2
-BUNDLED_CASES = Path(__file__).resolve().parent.parent / "cases"
 """The bundled cases, installed as package data (``conformance/cases``)."""
 CASES_HELP = ("cases folder (repeatable); replaces the configured cases (conformance_cases), or the bundled ones, "
               "unless --with-bundled")

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from conformance import BUNDLED_CASES
 from conformance.engine.cases import Case, load_cases
 from conformance.engine.correlation import check_correlation
 from conformance.engine.loop import parse_json_or_none, replay_turn, verify_answer
@@ -24,8 +25,6 @@ from conformance.replay.server import session_base
 from conformance.stacks.runner import shared_server
 
 AGENT_LANE = "agent"
-BUNDLED_CASES = Path(__file__).resolve().parent.parent / "cases"
-"""The bundled cases, as the package installs them."""
 
 
 @dataclass(frozen=True)
