@@ -118,6 +118,32 @@ def test_an_error_turn_is_recorded_as_its_own_file_and_replays_the_same(tmp_path
         original["outcome"], original["turns"][0]["kind"], original["turns"][0]["retry_after_s"])
 
 
+@pytest.mark.parametrize("listed", [False, True], ids=["providers-empty", "provider-listed-without-turns"])
+def test_a_new_case_starts_from_no_recording(tmp_path: Path, upstream: BackgroundServer, listed: bool) -> None:
+    root = _copy(tmp_path, "normal")
+    case_file = root / "normal" / "case.yaml"
+    spec = yaml.safe_load(case_file.read_text())
+    spec["providers"] = {"openai-chat": {}} if listed else {}
+    case_file.write_text(yaml.safe_dump(spec, sort_keys=False))
+    for folder in (root / "normal").iterdir():
+        if folder.is_dir():
+            shutil.rmtree(folder)
+    # Before the recording, the case cannot run, and the error says how to record it (not "record the turns there").
+    before = cli("validate", "--cases", str(root))
+    assert before.returncode == 2
+    assert ("record them: conformance record --case normal --provider openai-chat --upstream openai-chat=URL"
+            if listed else "record one: conformance record --case normal --provider ID") in before.stderr
+    result = _record(root, "normal", "openai-chat", f"{upstream.base}/s/{{case}}/{{provider}}/{{mode}}")
+    assert result.returncode == 0, result.stderr
+    recorded = sorted(path.name for path in (root / "normal" / "openai-chat").iterdir() if path.is_file())
+    assert recorded == sorted(path.name for path in (CASES / "normal" / "openai-chat").iterdir() if path.is_file())
+    assert ("add `openai-chat: {}` under providers:" in result.stdout) is not listed
+    spec["providers"] = {"openai-chat": {}}
+    case_file.write_text(yaml.safe_dump(spec, sort_keys=False))
+    (case,) = load_cases([root])
+    assert run_case(case, "openai-chat", builtin_adapters()["openai-chat"])["passed"]
+
+
 def prime(base: str, case_id: str, provider: str, path: str) -> None:
     """Move a replay upstream's sessions past turn 1, as a vendor that already answered it (a replay server keeps a
     cursor per session; a vendor's API does not)."""

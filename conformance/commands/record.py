@@ -103,8 +103,8 @@ def run(arguments: argparse.Namespace) -> int:
     if arguments.record_mode != "none" and missing:
         raise InputError([Problem("--upstream", None, f"no upstream for {missing[0]}",
                                   f"pass --upstream {missing[0]}=URL (the vendor's API base)")])
-    cases = {case.id: case for case in load_cases(config.roots, known_providers=select_adapters(None,
-                                                                                                   config.adapters))}
+    cases = {case.id: case for case in load_cases(config.roots, unrecorded=True,
+                                                  known_providers=select_adapters(None, config.adapters))}
     modes = tuple(mode for mode in MODES if mode in arguments.mode or not arguments.mode)
     chosen = [cases[case_id] for case_id in _case_ids(arguments.case, cases)]
     if arguments.model:

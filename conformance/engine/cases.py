@@ -94,8 +94,12 @@ def discover(roots: list[Path]) -> list[Path]:
 
 
 def load_cases(roots: list[Path], *, max_file_bytes: int = MAX_FILE_BYTES,
-               known_providers: Collection[str] | None = None, seen: dict[str, str] | None = None) -> list[Case]:
+               known_providers: Collection[str] | None = None, seen: dict[str, str] | None = None,
+               unrecorded: bool = False) -> list[Case]:
     """Every case under ``roots``, sorted by id; raises InputError listing every problem found.
+
+    ``unrecorded`` (what ``conformance record`` loads with): a case may list no provider yet (``providers: {}``)
+    and a listed provider may have no turns yet; the recording fills them in (docs/record.md).
 
     ``known_providers``: the provider ids a case may name (default: the built-in adapters); a key outside them is
     an error with the nearest known id suggested. ``seen`` (case id → path) carries ids across calls, so case
@@ -108,7 +112,7 @@ def load_cases(roots: list[Path], *, max_file_bytes: int = MAX_FILE_BYTES,
     for root in roots:
         world = _load_world(root, problems, max_file_bytes)
         for path in discover([root]):
-            case = _load_case(path, root, world, problems, max_file_bytes, known)
+            case = _load_case(path, root, world, problems, max_file_bytes, known, unrecorded)
             if case is None:
                 continue
             if case.id in seen:
@@ -186,7 +190,7 @@ def _valid_document(path: Path, shown: str, schema: str, problems: list[Problem]
 
 
 def _load_case(path: Path, root: Path, world: World | None, problems: list[Problem],
-               max_file_bytes: int, known_providers: frozenset[str]) -> Case | None:
+               max_file_bytes: int, known_providers: frozenset[str], unrecorded: bool = False) -> Case | None:
     shown = shown_path(path)
     valid = _valid_document(path, shown, "case.schema.json", problems, max_file_bytes)
     if valid is None:
@@ -206,12 +210,16 @@ def _load_case(path: Path, root: Path, world: World | None, problems: list[Probl
 
     providers: dict[str, ProviderFixtures] = {}
     resolved_root = root.resolve()
+    if not document["providers"] and not unrecorded:
+        problem("/providers", "the case lists no provider: there is nothing to replay",
+                f"record one: conformance record --case {document['id']} --provider ID --upstream ID=URL")
     for provider, spec in document["providers"].items():
         if provider not in known_providers:
             continue
         turns = []
-        entries = spec["turns"] if "turns" in spec else conventional_turns(
-            path, provider, f"/providers/{escape_pointer(provider)}", problem)
+        entries = spec["turns"] if "turns" in spec else [] if unrecorded and not _has_turn_files(
+            path, provider) else conventional_turns(path, provider, f"/providers/{escape_pointer(provider)}", problem,
+                                                   str(document["id"]))
         for index, turn in enumerate(entries or []):
             pointer = f"/providers/{escape_pointer(provider)}/turns/{index}"
             recorded = load_turn(turn, path, resolved_root, pointer, problem, max_file_bytes)
@@ -262,6 +270,11 @@ def _load_case(path: Path, root: Path, world: World | None, problems: list[Probl
         providers=providers,
         world=world,
     )
+
+
+def _has_turn_files(case_path: Path, provider: str) -> bool:
+    folder = case_path.parent / provider
+    return folder.is_dir() and any(folder.iterdir())
 
 
 def _check_references(document: Mapping[str, Any], world: World, known_providers: frozenset[str],

@@ -203,7 +203,8 @@ def _report_path(path: Path, root: Path) -> str:
 CONVENTION = re.compile(r"turn([1-9][0-9]{0,3})\.(json|sse|jsonl|error\.json)")
 
 
-def conventional_turns(case_path: Path, provider: str, pointer: str, problem: Any) -> list[dict[str, Any]] | None:
+def conventional_turns(case_path: Path, provider: str, pointer: str, problem: Any,
+                       case_id: str = "ID") -> list[dict[str, Any]] | None:
     """The turns of ``provider`` found by convention beside the case file, as explicit turn entries.
 
     Turn numbers must run from 1 without a gap; a turn has a body, a stream or both."""
@@ -226,7 +227,8 @@ def conventional_turns(case_path: Path, provider: str, pointer: str, problem: An
     if not found:
         listing = ", ".join(others) if others else f"no files in {provider}/"
         problem(pointer, f"no recorded turns for {provider}: expected {provider}/turn1.json or turn1.sse "
-                         f"(found: {listing})", "record the turns there, or list them under turns:")
+                         f"(found: {listing})", f"record them: conformance record --case {case_id} --provider {provider} "
+                         f"--upstream {provider}=URL (it starts from an empty provider), or list them under turns:")
         return None
     numbers = sorted(found)
     listing = ", ".join(names)
