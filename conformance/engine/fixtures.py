@@ -227,8 +227,9 @@ def conventional_turns(case_path: Path, provider: str, pointer: str, problem: An
     if not found:
         listing = ", ".join(others) if others else f"no files in {provider}/"
         problem(pointer, f"no recorded turns for {provider}: expected {provider}/turn1.json or turn1.sse "
-                         f"(found: {listing})", f"record them: conformance record --case {case_id} --provider {provider} "
-                         f"--upstream {provider}=URL (it starts from an empty provider), or list them under turns:")
+                         f"(found: {listing})",
+                f"record them: conformance record --case {case_id} --provider {provider} --upstream {provider}=URL "
+                "(it starts from an empty provider), or list them under turns:")
         return None
     numbers = sorted(found)
     listing = ", ".join(names)
