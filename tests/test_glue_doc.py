@@ -1,5 +1,5 @@
-"""docs/glue.md's example, run as written: a team's own module on the openai SDK and the documented glue, through
-every bundled case with Chat Completions fixtures (docs/glue.md)."""
+"""docs/glue.md's examples, run as written: a team's own modules on the openai and anthropic SDKs and the documented
+glue, through every bundled case with Chat Completions or Anthropic Messages fixtures (docs/glue.md)."""
 
 from __future__ import annotations
 
@@ -21,6 +21,10 @@ from tests.helpers import CASES
 
 DOC = Path(__file__).parent.parent / "docs" / "glue.md"
 CHAT = builtin_adapters()["openai-chat"]
+MESSAGES = builtin_adapters()["anthropic-messages"]
+GLUE = {"openai-chat": "conformance_stack", "anthropic-messages": "conformance_stack_anthropic"}
+STREAM_ONLY = {"openai-chat": ("mid_stream_error", "stream_interrupted"),
+               "anthropic-messages": ("invalid_arguments_not_json", "mid_stream_error", "stream_interrupted")}
 
 
 def blocks() -> dict[str, str]:
@@ -34,23 +38,31 @@ def code_lines(text: str) -> int:
 
 
 @pytest.fixture
-def stack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+def stacks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """The doc's application modules and glue written into a repository, each provider's STACK imported."""
     files = blocks()
-    assert set(files) == {"support_agent/openai_llm.py", "conformance_stack.py"}
+    assert set(files) == {"support_agent/openai_llm.py", "support_agent/anthropic_llm.py", *(
+        f"{module}.py" for module in GLUE.values())}
     for name, body in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(body)
     (tmp_path / "support_agent/__init__.py").write_text("")
     monkeypatch.syspath_prepend(str(tmp_path))
-    for module in ("conformance_stack", "support_agent", "support_agent.openai_llm"):
+    for module in (*GLUE.values(), "support_agent", "support_agent.openai_llm", "support_agent.anthropic_llm"):
         sys.modules.pop(module, None)
-    return importlib.import_module("conformance_stack").STACK
+    return {provider: importlib.import_module(module).STACK for provider, module in GLUE.items()}
 
 
-def test_the_documented_glue_is_at_most_25_lines_and_says_so() -> None:
-    glue = blocks()["conformance_stack.py"]
+@pytest.fixture
+def stack(stacks: dict[str, Any]) -> Any:
+    return stacks["openai-chat"]
+
+
+@pytest.mark.parametrize("module", GLUE.values())
+def test_the_documented_glue_is_at_most_25_lines_and_says_so(module: str) -> None:
+    glue = blocks()[f"{module}.py"]
     assert code_lines(glue) <= 25
-    assert f"({code_lines(glue)} lines of code)" in DOC.read_text(encoding="utf-8")
+    assert f"`{module}.py` ({code_lines(glue)} lines of code)" in DOC.read_text(encoding="utf-8")
 
 
 def test_the_documented_example_runs_the_bundled_cases_and_its_mapping_is_what_is_checked(stack: Any) -> None:
@@ -95,17 +107,11 @@ def test_a_tool_result_sent_under_the_tools_name_fails_correlation(stack: Any, m
 
 
 def test_the_documented_waivers_leave_only_the_examples_real_bug_red(stack: Any) -> None:
-    import dataclasses
-
-    waivers_block = re.search(r"```python\n(from conformance.kit import Waiver\n.*?)```", DOC.read_text(), re.S)
-    assert waivers_block is not None
-    scope: dict[str, Any] = {"Stack": dataclasses.replace, "call": stack.call}
-    exec(waivers_block[1].replace("STACK = Stack(", "STACK = Stack(stack, "), {**scope, "stack": stack}, scope)
-    waived = scope["STACK"]
+    waived = _waived(stack)
     assert waived.streams is False and len(waived.waivers) == 3
     statuses: dict[str, str] = {}
     for case in load_cases([CASES]):
-        if "openai-chat" not in case.providers or case.id in ("mid_stream_error", "stream_interrupted"):
+        if "openai-chat" not in case.providers or case.id in STREAM_ONLY["openai-chat"]:
             continue  # recorded as streams only: no body to serve a client that never streams
         row, _, _ = run_stack_case(case, waived, CHAT, "body")
         statuses[case.id] = status_of(row)
@@ -114,3 +120,50 @@ def test_the_documented_waivers_leave_only_the_examples_real_bug_red(stack: Any)
         "context_window", "forced_tool_choice", "http_auth", "http_context_too_long", "http_overloaded",
         "http_quota", "http_rate_limit", "structured_output_contradiction", "structured_output_schema_invalid",
         "structured_output_valid"]
+
+
+def _waived(stack: Any) -> Any:
+    """The stack with the doc's waivers block applied, as the doc writes it."""
+    import dataclasses
+
+    waivers_block = re.search(r"```python\n(from conformance.kit import Waiver\n.*?)```", DOC.read_text(), re.S)
+    assert waivers_block is not None
+    scope: dict[str, Any] = {"Stack": lambda **fields: fields, "call": stack.call}
+    exec(waivers_block[1], scope, scope)
+    assert scope["STACK"]["streams"] is False and scope["STACK"]["waivers"] is scope["WAIVERS"]
+    return dataclasses.replace(stack, waivers=scope["WAIVERS"])
+
+
+def test_the_anthropic_example_runs_the_bundled_cases_and_its_gaps_are_what_stays_red(stacks: dict[str, Any]) -> None:
+    stack = stacks["anthropic-messages"]
+    waived = _waived(stack)
+    outcomes: dict[str, tuple[Any, ...]] = {}
+    for case in load_cases([CASES]):
+        if "anthropic-messages" not in case.providers or case.id in STREAM_ONLY["anthropic-messages"]:
+            continue
+        raw = run_case(case, "anthropic-messages", MESSAGES, "body")
+        row, _, _ = run_stack_case(case, stack, MESSAGES, "body")
+        again, _, _ = run_stack_case(case, waived, MESSAGES, "body")
+        outcomes[case.id] = (row["outcome"], raw["outcome"], row["passed"], status_of(again), row["failures"])
+    for case_id in ("normal", "truncation", "refusal", "empty_response", "parallel_tool_calls", "cached_usage",
+                    "multi_turn_history", "duplicate_call_id", "content_filter"):
+        assert outcomes[case_id][0] == outcomes[case_id][1] and outcomes[case_id][2], (case_id, outcomes[case_id])
+    passed = sum(1 for outcome in outcomes.values() if outcome[2])
+    total = len(outcomes) + len(STREAM_ONLY["anthropic-messages"])
+    assert f"this example passes {passed} of {total}." in DOC.read_text().replace("\n", " ")
+    red = sorted(case_id for case_id, outcome in outcomes.items() if outcome[3] == "failed")
+    assert red == ["context_window", "pause_turn", "unsupported_item"]
+    assert "had stop_reason=pause_turn" in outcomes["pause_turn"][4][0]
+    assert {outcome[3] for case_id, outcome in outcomes.items() if case_id.startswith("http_")} == {"waived"}
+
+
+def test_anthropic_max_tokens_read_as_an_answer_is_a_named_red_row(stacks: dict[str, Any],
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    import support_agent.anthropic_llm as app
+
+    monkeypatch.setitem(app.STOPS, "max_tokens", "final")
+    case = next(case for case in load_cases([CASES]) if case.id == "truncation")
+    row, _, _ = run_stack_case(case, stacks["anthropic-messages"], MESSAGES, "body")
+    assert row["passed"] is False
+    assert row["failures"][0].startswith("outcome: expected incomplete, got unverified_answer")
+    assert row["failures"][0].endswith("turn 1, read as text, had stop_reason=max_tokens")
