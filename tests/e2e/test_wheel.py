@@ -6,14 +6,11 @@ adapter's exception shows its own traceback."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import sysconfig
-import zipfile
 from pathlib import Path
 
 import pytest
+
+from tests.e2e.installed import install_wheel, run
 
 # End-to-end: it builds a wheel and installs it in a new venv (pytest -m "not e2e" skips it).
 pytestmark = pytest.mark.e2e
@@ -31,37 +28,13 @@ ADAPTER = dataclasses.replace(CHAT, id="app-openai-chat", classify_body=classify
 '''
 
 
-def _run(*command: str, cwd: Path, env: dict[str, str], timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(list(command), cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
-                          check=False)
+_run = run
 
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
     """A fresh virtual environment with the wheel (and its dependencies) installed, and its environment."""
-    base = tmp_path_factory.mktemp("wheel")
-    env = {key: value for key, value in os.environ.items()
-           if key not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTEST_ADDOPTS", "PYTEST_PLUGINS")}
-    env["PIP_NO_INDEX"] = "1"  # offline: pip may not reach any index
-    built = _run(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w",
-                 str(base / "dist"), str(ROOT), cwd=base, env=env)
-    assert built.returncode == 0, built.stderr[-3000:]
-    (wheel,) = (base / "dist").glob("llm_conformance-*.whl")  # the distribution name, normalized (PEP 427)
-    names = zipfile.ZipFile(wheel).namelist()
-    assert {name.split("/")[0] for name in names} == {"conformance", "-".join(wheel.name.split("-")[:2]) + ".dist-info"}
-    subprocess.run([sys.executable, "-m", "venv", str(base / "venv")], check=True, timeout=300)
-    # The dependencies come from this environment's site-packages, named by a path line (its .pth files, the
-    # editable install's among them, are not read): only the wheel itself is installed, with no index.
-    (site,) = (base / "venv/lib").glob("python3*/site-packages")
-    (site / "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    env["PATH"] = f"{base / 'venv/bin'}{os.pathsep}{env.get('PATH', '')}"
-    pip = _run(str(base / "venv/bin/python"), "-m", "pip", "install", "-q", "--no-deps", str(wheel), cwd=base,
-               env=env)
-    assert pip.returncode == 0, pip.stderr[-3000:]
-    located = _run(str(base / "venv/bin/python"), "-c", "import conformance; print(conformance.__file__)", cwd=base,
-                   env=env)
-    assert located.stdout.startswith(str(site)), located.stdout  # the wheel's copy, not this checkout
-    return base / "venv/bin", env
+    return install_wheel(tmp_path_factory.mktemp("wheel"))
 
 
 @pytest.fixture

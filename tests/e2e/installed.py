@@ -1,0 +1,43 @@
+"""The suite's wheel installed as a team installs it: a fresh virtual environment with only the wheel installed, no
+index, its dependencies read from this environment (tests/e2e/test_wheel.py, tests/e2e/test_journey.py)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+
+
+def run(*command: str, cwd: Path, env: dict[str, str], timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(list(command), cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
+                          check=False)
+
+
+def install_wheel(base: Path) -> tuple[Path, dict[str, str]]:
+    """Build the wheel into ``base/dist``, install it into ``base/venv``; the venv's ``bin`` and its environment."""
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTEST_ADDOPTS", "PYTEST_PLUGINS")}
+    env["PIP_NO_INDEX"] = "1"  # offline: pip may not reach any index
+    built = run(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w",
+                str(base / "dist"), str(ROOT), cwd=base, env=env)
+    assert built.returncode == 0, built.stderr[-3000:]
+    (wheel,) = (base / "dist").glob("llm_conformance-*.whl")  # the distribution name, normalized (PEP 427)
+    names = zipfile.ZipFile(wheel).namelist()
+    assert {name.split("/")[0] for name in names} == {"conformance", "-".join(wheel.name.split("-")[:2]) + ".dist-info"}
+    subprocess.run([sys.executable, "-m", "venv", str(base / "venv")], check=True, timeout=300)
+    # The dependencies come from this environment's site-packages, named by a path line (its .pth files, the
+    # editable install's among them, are not read): only the wheel itself is installed, with no index.
+    (site,) = (base / "venv/lib").glob("python3*/site-packages")
+    (site / "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    env["PATH"] = f"{base / 'venv/bin'}{os.pathsep}{env.get('PATH', '')}"
+    pip = run(str(base / "venv/bin/python"), "-m", "pip", "install", "-q", "--no-deps", str(wheel), cwd=base, env=env)
+    assert pip.returncode == 0, pip.stderr[-3000:]
+    located = run(str(base / "venv/bin/python"), "-c", "import conformance; print(conformance.__file__)", cwd=base,
+                  env=env)
+    assert located.stdout.startswith(str(site)), located.stdout  # the wheel's copy, not this checkout
+    return base / "venv/bin", env
