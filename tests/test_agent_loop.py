@@ -14,17 +14,18 @@ from tests.helpers import CASES
 openai = pytest.importorskip("openai")
 
 
-def agent_loop(session: AgentSession, result_id: str = "call id", max_steps: int = 5) -> str:
+def agent_loop(session: AgentSession, result_id: str = "call id", max_steps: int = 5, system: bool = True,
+               cap: int | None = None) -> str:
     """A support agent's own loop on the openai SDK, as a team writes it."""
     client = openai.OpenAI(base_url=f"{session.base_url}/v1", api_key="sk-test", max_retries=0)
     task = session.task
-    messages: list[dict[str, Any]] = [{"role": "system", "content": task.instructions},
+    messages: list[dict[str, Any]] = [*([{"role": "system", "content": task.instructions}] if system else []),
                                       {"role": "user", "content": task.input}]
     tools = [{"type": "function", "function": {"name": spec.name, "description": spec.description,
                                                "parameters": dict(spec.parameters)}} for spec in task.tools]
     for _ in range(max_steps):
         completion = client.chat.completions.create(model=task.model, messages=messages, tools=tools,
-                                                    max_completion_tokens=task.max_output_tokens)
+                                                    max_completion_tokens=cap or task.max_output_tokens)
         message = completion.choices[0].message
         if not message.tool_calls:
             return message.content or ""
@@ -65,3 +66,10 @@ def test_an_answer_the_receipts_do_not_support_is_not_ready() -> None:
     result = run_agent("normal", "openai-chat", lambda session: (agent_loop(session), "It was cancelled.")[1],
                        cases=CASES)
     assert result.outcome == "unverified_answer" and not result.passed
+
+
+def test_what_every_request_of_the_loop_must_carry_is_checked_on_the_wire() -> None:
+    result = run_agent("normal", "openai-chat", lambda session: agent_loop(session, system=False, cap=64),
+                       cases=CASES)
+    assert "request: turns 1, 2: no instructions in the vendor's system slot" in result.failures
+    assert "request: turns 1, 2: output token cap sent: 64; the case says 512" in result.failures

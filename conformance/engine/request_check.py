@@ -56,9 +56,29 @@ def check_requests(adapter: Adapter, task: Task, requests: Sequence[dict[str, An
         records.append(record)
         for problem in record["problems"]:
             found.setdefault(problem, []).append(index + 1)
-    failures = [f"request: turn{'s' if len(turns) > 1 else ''} {', '.join(map(str, turns))}: {problem}"
-                for problem, turns in found.items()]
-    return records, failures
+    return records, _by_turns(found)
+
+
+def prefix_failures(adapter: Adapter, task: Task, requests: Sequence[dict[str, Any]]) -> list[str]:
+    """The request-contract failures of what every request must carry whatever the conversation (the instructions
+    in the system slot, the tools and their schemas, the tool choice, the output schema, the token cap), for
+    requests whose conversation the suite did not build: a team's own loop (``conformance.stacks.agent``)."""
+    spelled = _Spelled.of(task)
+    found: dict[str, list[int]] = {}
+    for index, request in enumerate(requests):
+        parts = adapter.read_request(request)
+        if parts.sent is None:
+            continue
+        conversation = list(adapter.read_history(parts.history)) if adapter.read_history is not None else []
+        for problem in _prefix_problems(task, spelled, parts.sent, conversation):
+            found.setdefault(problem, []).append(index + 1)
+    return _by_turns(found)
+
+
+def _by_turns(found: dict[str, list[int]]) -> list[str]:
+    """Each problem once, with the turns it holds on (``request: turns 1, 2: …``)."""
+    return [f"request: turn{'s' if len(turns) > 1 else ''} {', '.join(map(str, turns))}: {problem}"
+            for problem, turns in found.items()]
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ from conformance.engine.cases import Case, load_cases
 from conformance.engine.correlation import check_correlation
 from conformance.engine.loop import parse_json_or_none, replay_turn, verify_answer
 from conformance.engine.registry import builtin_adapters
+from conformance.engine.request_check import prefix_failures
 from conformance.kit.types import Text
 from conformance.replay.server import session_base
 from conformance.stacks.runner import shared_server
@@ -111,6 +112,9 @@ def run_agent(case: Case | str, provider: str, agent: Callable[[AgentSession], s
         # accepts): its ids, slots and order are checked, not that they are the vendor's bytes.
         failures += [f"correlation: {problem}" for problem in correlation["problems"]
                      if "were not re-sent verbatim" not in problem]
+    # What every request must carry (instructions, tools, tool choice, output schema, token cap), read by the
+    # provider's adapter as for any row (docs/contract.md, "Requests").
+    failures += prefix_failures(reader, case.task, readable)
     if len(requests) > case.max_turns:
         failures.append(f"budget: the loop sent {len(requests)} requests; the case allows {case.max_turns} turns")
     denied = [receipt for receipt in receipts if receipt["denied"]]
