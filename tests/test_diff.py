@@ -71,6 +71,22 @@ def test_a_usage_field_gone_null_is_a_regression() -> None:
     assert result.label == "regression" and "usage.cached_input_tokens 384 → null" in result.notes
 
 
+def test_a_usage_count_gained_is_an_improvement_the_reverse_of_the_regression() -> None:
+    """docs/ci.md: a count gone null is a regression, and its reverse an improvement, for the row and its turns."""
+    def lose(new: dict[Any, Any]) -> None:
+        new[KEY]["usage"]["cached_input_tokens"] = None
+        for turn in new[KEY]["turns"]:
+            if turn.get("usage"):
+                turn["usage"]["input_tokens"] = None
+
+    lost = edited(lose)
+    (back,) = compare(lost, rows(BASE))
+    assert back.label == "improvement"
+    assert "usage.cached_input_tokens null → 384" in back.notes
+    assert any(note.startswith("turn 1 usage.input_tokens null → ") for note in back.notes), back.notes
+    assert not any("None" in note for note in back.notes)
+
+
 def test_a_changed_count_is_a_change_with_its_path() -> None:
     def change(new: dict[Any, Any]) -> None:
         new[KEY]["usage"]["output_tokens"] += 1
@@ -358,7 +374,9 @@ def test_pass_fail_notes_and_turn_notes_read_exactly() -> None:
     ]
     (repaired,) = compare(edited(fail), rows(BASE))
     assert repaired.label == "improvement"
-    assert repaired.notes[:2] == ["failed → passed", f"turn 2 kind unsupported → text ({old_turn[1]['raw']})"]
+    assert repaired.notes[:3] == ["failed → passed",
+                                  f"turn 1 usage.input_tokens null → {old_turn[0]['usage']['input_tokens']}",
+                                  f"turn 2 kind unsupported → text ({old_turn[1]['raw']})"]
 
     def retype(new: dict[Any, Any]) -> None:
         new[KEY]["turns"][1].update(kind="incomplete", raw="finish_reason=length")

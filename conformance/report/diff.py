@@ -256,9 +256,11 @@ def _compare_rows(key: Key, before: dict[str, Any], after: dict[str, Any]) -> Ro
     if len(old_turns) != len(new_turns):
         notes.append(f"turns {len(old_turns)} → {len(new_turns)}")
     regressions.extend(_usage_nulls("usage", before.get("usage"), after.get("usage")))
+    improvements.extend(_usage_nulls("usage", after.get("usage"), before.get("usage"), gained=True))
     old_usage, new_usage = before.get("usage") or {}, after.get("usage") or {}
     notes.extend(f"usage.{name} {old_usage.get(name)} → {new_usage.get(name)}" for name in USAGE_FIELDS
-                 if old_usage.get(name) != new_usage.get(name) and new_usage.get(name) is not None)
+                 if old_usage.get(name) != new_usage.get(name) and None not in (old_usage.get(name),
+                                                                                new_usage.get(name)))
     _compare_correlation(before, after, regressions, improvements)
     paths = sorted(DeepDiff(before, after).affected_paths)
     label = "regression" if regressions else "improvement" if improvements else "change"
@@ -290,6 +292,8 @@ def _compare_turns(number: int, old_turn: dict[str, Any], new_turn: dict[str, An
     if old_ids != new_ids:
         notes.append(f"turn {number} call ids {old_ids} → {new_ids}")
     regressions.extend(_usage_nulls(f"turn {number} usage", old_turn.get("usage"), new_turn.get("usage")))
+    improvements.extend(_usage_nulls(f"turn {number} usage", new_turn.get("usage"), old_turn.get("usage"),
+                                     gained=True))
     _compare_requests(number, old_turn.get("request"), new_turn.get("request"), regressions, notes)
 
 
@@ -354,12 +358,14 @@ def _compare_correlation(before: dict[str, Any], after: dict[str, Any], regressi
         improvements.append("correlation repaired")
 
 
-def _usage_nulls(where: str, before: Any, after: Any) -> list[str]:
+def _usage_nulls(where: str, before: Any, after: Any, gained: bool = False) -> list[str]:
+    """The usage counts ``before`` had and ``after`` lost (``… 120 → null``, a regression); with ``gained``, the
+    arguments come swapped and the lines read the other way (``… null → 120``, an improvement: docs/ci.md)."""
     if not isinstance(before, dict):
         return []
     after = after if isinstance(after, dict) else {}
-    return [f"{where}.{name} {before[name]} → null" for name in USAGE_FIELDS
-            if before.get(name) is not None and after.get(name) is None]
+    return [f"{where}.{name} null → {before[name]}" if gained else f"{where}.{name} {before[name]} → null"
+            for name in USAGE_FIELDS if before.get(name) is not None and after.get(name) is None]
 
 
 def versions_moved(old_path: Path, new_path: Path) -> list[str]:
