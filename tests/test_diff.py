@@ -14,6 +14,7 @@ from conformance.engine.registry import builtin_adapters
 from conformance.engine.runner import run_all
 from conformance.report.build import build_report
 from conformance.report.diff import compare, render_markdown
+from conformance.report.diff import fails as diff_fails
 from tests.helpers import CASES, CliResult, cli
 
 ADAPTERS = builtin_adapters()
@@ -96,14 +97,14 @@ def test_a_changed_count_is_a_change_with_its_path() -> None:
     assert result.paths == ["root['usage']['output_tokens']"]
 
 
-def test_a_removed_row_is_a_regression_and_a_new_passing_row_an_improvement() -> None:
+def test_a_removed_row_is_a_regression_and_a_new_row_is_added() -> None:
     def remove(new: dict[Any, Any]) -> None:
         del new[KEY]
 
     (removed,) = compare(rows(BASE), edited(remove))
     assert removed.label == "regression"
     (added,) = compare(edited(remove), rows(BASE))
-    assert added.label == "improvement"
+    assert added.label == "added"
 
 
 def test_a_moved_fixture_is_not_a_change() -> None:
@@ -157,8 +158,8 @@ def test_fail_on_change_and_the_json_format(tmp_path: Path) -> None:
     document = json.loads(completed.stdout)
     (row,) = document["changes"]
     provider = changed["results"][0]["provider"]
-    assert document["counts"] == {"regression": 0, "change": 1, "improvement": 0}
-    assert document["by_provider"] == {provider: {"regression": 0, "change": 1, "improvement": 0}}
+    assert document["counts"] == {"regression": 0, "change": 1, "improvement": 0, "added": 0}
+    assert document["by_provider"] == {provider: {"regression": 0, "change": 1, "improvement": 0, "added": 0}}
     assert (row["case"], row["provider"], row["label"]) == (changed["results"][0]["case"], provider, "change")
     assert row["fixtures"] == [turn["fixture"] for turn in changed["results"][0]["turns"]][:len(row["fixtures"])]
     assert row["fixtures"] and any("output_tokens" in note for note in row["notes"])
@@ -208,7 +209,7 @@ def test_a_changed_refusal_source_is_a_change() -> None:
 
 # ---- What mutation testing found unpinned (docs/hardening.md) ----------------------------------------------------
 
-def test_a_new_failing_row_is_a_regression() -> None:
+def test_a_new_row_is_added_with_its_status_never_a_regression() -> None:
     def remove(new: dict[Any, Any]) -> None:
         del new[KEY]
 
@@ -216,9 +217,15 @@ def test_a_new_failing_row_is_a_regression() -> None:
         new[KEY].update(passed=False, failures=["outcome: expected answer_ready, got unverified_answer"])
 
     (added,) = compare(edited(remove), edited(fail))
-    assert (added.label, added.notes) == ("regression", ["new row, failing"])
+    assert (added.label, added.notes) == ("added", [
+        "new row, failing: outcome: expected answer_ready, got unverified_answer"])
     (passing,) = compare(edited(remove), rows(BASE))
-    assert (passing.label, passing.notes) == ("improvement", ["new row"])
+    assert (passing.label, passing.notes) == ("added", ["new row, passing"])
+    markdown = render_markdown([added, passing], "old", "new")
+    assert "**0 regression(s)**, 0 change(s), 0 improvement(s), 2 added row(s)." in markdown
+    assert "| provider | regressions | changes | improvements | added |" in markdown
+    assert "| ➕ added |" in markdown
+    assert not diff_fails([added], "regression") and diff_fails([added], "change")
 
 
 def test_a_repaired_correlation_is_an_improvement() -> None:
@@ -272,7 +279,7 @@ def test_markdown_orders_regressions_changes_then_improvements_whatever_the_keys
 
     markdown = render_markdown(compare(edited(before), edited(after)), "old.json", "new.json")
     body = markdown.split("|---|---|---|---|---|\n")[1].splitlines()
-    assert [line.split(" | ")[0] for line in body] == ["| ❌ regression", "| ↔ change", "| ✅ improvement"]
+    assert [line.split(" | ")[0] for line in body] == ["| ❌ regression", "| ↔ change", "| ➕ added"]
 
 
 def test_the_gate_reads_a_report_written_by_this_version_only(tmp_path: Path) -> None:
@@ -666,7 +673,7 @@ def test_a_case_added_with_its_stack_findings_is_reported_as_added_not_as_regres
 
     changes = compare(keyed(old), keyed(new), old["findings"], new["findings"])
     added = [change for change in changes if change.key[1] == "anthropic-messages@gw"]
-    assert [change.label for change in added] == ["improvement"]  # a new row that passes
-    assert added[0].notes[0] == "new row"
+    assert [change.label for change in added] == ["added"]  # a new row (that passes)
+    assert added[0].notes[0] == "new row, passing"
     assert any(note.startswith("finding: turn 1 reason") for note in added[0].notes)
     assert not any(note.startswith("new finding, not accepted") for change in changes for note in change.notes)

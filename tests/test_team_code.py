@@ -61,7 +61,11 @@ def test_a_waiver_needs_a_reason_and_says_what_it_covers_in_tuples() -> None:
     with pytest.raises(ValueError, match="Waiver.cases is a tuple"):
         Waiver(why="x", cases="structured_output_*")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="neither body nor stream"):
-        Waiver(why="x", modes=("sse",))
+        Waiver(why="x", cases=("http_*",), modes=("sse",))
+    for everything in ({}, {"cases": ("*",)}, {"cases": ("**", "*")}, {"modes": ("stream",)}):
+        with pytest.raises(ValueError, match="names no case, failure or exception waives every row"):
+            Waiver(why="x", **everything)
+    assert Waiver(why="x", failures=("tools offered",)).cases == ("*",)  # every case, one failure: narrow enough
 
 
 def test_a_waived_row_is_reported_waived_never_passed_and_a_failure_it_does_not_cover_still_fails() -> None:
@@ -128,3 +132,19 @@ def test_diff_shows_a_new_waiver_as_a_change_to_review_and_a_waived_row_that_bre
     assert labels(passing, waived) == ["regression"]
     assert labels(waived, unwaived) == ["regression"]
     assert labels(waived, passing) == ["improvement"]
+    # A bug that makes a passing row fail, under a waiver broad enough to cover it: a regression all the same,
+    # naming what it broke.
+    def length_is_an_answer(body: Any) -> Any:
+        read = CHAT.classify_body(body)
+        return Text(raw=read.raw, text="Returns are accepted within 30 days", usage=read.usage)
+
+    broad = Waiver(why="the app reads truncation its own way", cases=("truncation",))
+    hidden = run_case(CASE["truncation"], "openai-chat", dataclasses.replace(
+        CHAT, classify_body=length_is_an_answer, waivers=(broad,)), "body")
+    before = run_case(CASE["truncation"], "openai-chat", CHAT, "body")
+    assert status_of(hidden) == "waived" and status_of(before) == "passed"
+    key = ("truncation", "openai-chat", "body")
+    (change,) = compare({key: before}, {key: hidden})
+    assert change.label == "regression"
+    assert change.notes[0].startswith("passed → waived: outcome: expected incomplete, got unverified_answer")
+    assert change.notes[0].endswith("(waived: the app reads truncation its own way)")

@@ -23,12 +23,14 @@ class Waiver:
     why: str
     """The reason, shown in the report beside every row it waives (required: a waiver without one is refused)."""
     cases: tuple[str, ...] = ("*",)
-    """Shell patterns on case ids (``structured_output_*``); the default waives every case."""
+    """Shell patterns on case ids (``structured_output_*``); the default, every case, needs ``failures`` or
+    ``raises`` to say what is waived (a waiver of everything is refused)."""
     modes: tuple[str, ...] = ()
     """``body``, ``stream``; none: both."""
     failures: tuple[str, ...] = ()
     """Substrings of the failure messages waived (``"output schema is not in the vendor's structured-output
-    slot"``); none: every failure of the rows it matches."""
+    slot"``); none: every failure of the rows it matches. An exception the code under test raised is waived only by
+    ``raises``: a waiver of failures never hides a crash."""
     raises: tuple[str, ...] = ()
     """Exception class names (``RateLimitError``, or ``openai.RateLimitError``) that are this code's expected
     outcome: such an exception waives the row instead of failing it, whatever the case expected."""
@@ -40,6 +42,9 @@ class Waiver:
             value = getattr(self, name)
             if isinstance(value, str) or not all(isinstance(item, str) and item for item in value):
                 raise ValueError(f"Waiver.{name} is a tuple of non-empty strings, e.g. {name}=('...',)")
+        if not self.failures and not self.raises and all(set(pattern) <= {"*"} for pattern in self.cases):
+            raise ValueError("a waiver that names no case, failure or exception waives every row: say what it "
+                             "covers, e.g. Waiver(why=..., cases=('structured_output_*',))")
         unknown = [mode for mode in self.modes if mode not in ("body", "stream")]
         if unknown:
             raise ValueError(f"Waiver.modes: {unknown[0]!r} is neither body nor stream")

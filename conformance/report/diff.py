@@ -33,7 +33,7 @@ class RowChange:
 
     key: Key
     label: str
-    """``regression``, ``change`` or ``improvement``."""
+    """``regression``, ``change``, ``improvement`` or ``added`` (a row the base did not have)."""
     notes: list[str] = field(default_factory=list)
     """What changed, in words, most important first."""
     paths: list[str] = field(default_factory=list)
@@ -176,7 +176,8 @@ def _compare_findings(changes: list[RowChange], old: list[dict[str, Any]], new: 
     changes.sort(key=lambda change: change.key)
 
 
-LABEL_ORDER = {"regression": 0, "change": 1, "improvement": 2}
+LABELS = ("regression", "change", "improvement", "added")
+LABEL_ORDER = {label: index for index, label in enumerate(LABELS)}
 
 
 def _finding_facts(finding: dict[str, Any]) -> tuple[str, str, str]:
@@ -204,10 +205,13 @@ def _compare_all_rows(old: dict[Key, Row], new: dict[Key, Row]) -> list[RowChang
         fixtures = fixtures_of(new.get(key)) or fixtures_of(old.get(key))
         if before is None:
             assert after is not None
+            # A row the base did not have (a case added, a provider recorded, a stack configured): reported as
+            # added, with its status, never as a regression of something that was not there (docs/ci.md).
             status = status_of(after)
-            label = {"passed": "improvement", "waived": "change"}.get(status, "regression")
-            changes.append(RowChange(key, label, ["new row" + {"passed": "", "waived": ", waived: " + "; ".join(
-                (after.get("waived") or {}).get("why", []))}.get(status, ", failing")], [], fixtures))
+            why = "; ".join((after.get("waived") or {}).get("why", []))
+            said = {"passed": ", passing", "waived": f", waived: {why}"}
+            changes.append(RowChange(key, "added", ["new row" + said.get(status, ", failing: " + "; ".join(
+                after.get("failures") or []))], [], fixtures))
         elif after is None:
             changes.append(RowChange(key, "regression", ["row removed: the case no longer runs for this provider"],
                                      [], fixtures))
@@ -242,6 +246,10 @@ def _compare_rows(key: Key, before: dict[str, Any], after: dict[str, Any]) -> Ro
         regressions.append(f"{was} → failed: " + "; ".join(after.get("failures") or []))
     elif was != "passed" and now == "passed":
         improvements.append(f"{was} → passed")
+    elif now == "waived" and was == "passed":
+        # The code now fails what it passed, and a waiver covers it: what it broke is a regression all the same.
+        regressions.append("passed → waived: " + "; ".join((after.get("waived") or {}).get("failures", []))
+                           + " (waived: " + "; ".join((after.get("waived") or {}).get("why", [])) + ")")
     elif now == "waived" and was != "waived":
         # A new waiver is a decision about what the code under test must do: a change to review, never a pass.
         notes.append(f"{was} → waived: " + "; ".join((after.get("waived") or {}).get("why", [])))
@@ -391,26 +399,29 @@ def versions_moved(old_path: Path, new_path: Path) -> list[str]:
 def render_markdown(changes: list[RowChange], old_name: str, new_name: str, versions: Sequence[str] = ()) -> str:
     """The Markdown rendering (for a terminal, a job summary or a pull-request comment); ``versions``: what the
     reports were measured with that moved (``versions_moved``), said first."""
-    counts = {label: sum(1 for change in changes if change.label == label)
-              for label in ("regression", "change", "improvement")}
+    counts = {label: sum(1 for change in changes if change.label == label) for label in LABELS}
     lines = [
         f"# Conformance diff: {escape_cell(old_name)} → {escape_cell(new_name)}",
         "",
         *([f"**Versions:** {escape_cell('; '.join(versions))}", ""] if versions else []),
         f"**{counts['regression']} regression(s)**, {counts['change']} change(s), "
-        f"{counts['improvement']} improvement(s).",
+        f"{counts['improvement']} improvement(s)" + (f", {counts['added']} added row(s)." if counts["added"]
+                                                        else "."),
         "",
     ]
     if not changes:
         lines.append("No classification, request, correlation, usage or outcome changed.")
         return "\n".join(lines) + "\n"
-    lines += ["| provider | regressions | changes | improvements |", "|---|---:|---:|---:|"]
+    added = " added |" if counts["added"] else ""
+    lines += [f"| provider | regressions | changes | improvements |{added}", "|---|---:|---:|---:|"
+              + ("---:|" if added else "")]
     for provider, tally in tally_by_provider(changes).items():
         lines.append(f"| {escape_cell(provider)} | {tally['regression']} | {tally['change']} | "
-                     f"{tally['improvement']} |")
+                     f"{tally['improvement']} |" + (f" {tally['added']} |" if added else ""))
     lines += ["", "| | case | provider | mode | what changed |", "|---|---|---|---|---|"]
-    order = {"regression": 0, "change": 1, "improvement": 2}
-    marks = {"regression": "❌ regression", "change": "↔ change", "improvement": "✅ improvement"}
+    order = LABEL_ORDER
+    marks = {"regression": "❌ regression", "change": "↔ change", "improvement": "✅ improvement",
+             "added": "➕ added"}
     groups: dict[tuple[str, str, tuple[str, ...]], list[RowChange]] = {}
     for change in changes:
         groups.setdefault((change.label, change.key[1], _shape_of(change.notes)), []).append(change)
@@ -454,15 +465,14 @@ def tally_by_provider(changes: list[RowChange]) -> dict[str, dict[str, int]]:
     """Regressions, changes and improvements per provider column (a stack's rows under their own column)."""
     tally: dict[str, dict[str, int]] = {}
     for change in changes:
-        counts = tally.setdefault(change.key[1], {"regression": 0, "change": 0, "improvement": 0})
+        counts = tally.setdefault(change.key[1], dict.fromkeys(LABELS, 0))
         counts[change.label] += 1
     return dict(sorted(tally.items()))
 
 
 def render_json(changes: list[RowChange], old_name: str, new_name: str) -> str:
     """The same comparison for machines: totals, the per-provider tally, and every changed row."""
-    counts = {label: sum(1 for change in changes if change.label == label)
-              for label in ("regression", "change", "improvement")}
+    counts = {label: sum(1 for change in changes if change.label == label) for label in LABELS}
     document = {
         "old": old_name, "new": new_name, "counts": counts, "by_provider": tally_by_provider(changes),
         "changes": [{"case": change.key[0], "provider": change.key[1], "mode": change.key[2], "label": change.label,
@@ -474,7 +484,7 @@ def render_json(changes: list[RowChange], old_name: str, new_name: str) -> str:
 
 def fails(changes: list[RowChange], fail_on: str) -> bool:
     """Whether the gate fails: on a regression (``regression``), or on any regression or change (``change``)."""
-    labels = {"regression"} if fail_on == "regression" else {"regression", "change"}
+    labels = {"regression"} if fail_on == "regression" else {"regression", "change", "added"}
     return any(change.label in labels for change in changes)
 
 
