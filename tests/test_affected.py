@@ -57,8 +57,19 @@ def test_a_change_in_the_apps_package_or_what_it_imports_is_relevant(app: Path) 
 
 
 def test_a_change_nothing_depends_on_is_not(app: Path) -> None:
-    out = affected(app, "README.md", "docs/index.md", "billing_service/__init__.py", ".github/workflows/other.yml")
-    assert out.startswith("nothing the reports depend on changed (4 changed file(s))"), out
+    out = affected(app, "README.md", "docs/index.md", "billing_service/__init__.py", ".github/workflows/other.yml",
+                   "tests/conftest.py", "conformance_bundled/__snapshots__/normal/openai-chat.json")
+    assert out.startswith("nothing the reports depend on changed (6 changed file(s))"), out
+
+
+def test_the_bundled_sets_snapshots_and_the_root_conftest_are_relevant(app: Path) -> None:
+    """With ``conformance_bundled``, the team's snapshots of the bundled cases are what the gate checks; the root
+    conftest runs in its pytest session."""
+    pyproject = app / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text() + 'conformance_bundled = "conformance_bundled"\n')
+    for path, why in (("conformance_bundled/__snapshots__/normal/openai-chat.json", "under conformance_bundled/"),
+                      ("conftest.py", "pytest's root conftest")):
+        assert affected(app, path).startswith("relevant: 1 of 1") and f"  {path} ({why})" in affected(app, path)
 
 
 def test_the_watched_set_is_read_from_the_code_without_importing_it(app: Path) -> None:
@@ -67,7 +78,8 @@ def test_the_watched_set_is_read_from_the_code_without_importing_it(app: Path) -
     scope = watched(app, [app / "cases"], [f"{app}/conformance_adapter.py:ADAPTER", "conformance_stack:STACKS",
                                            "all", "openai-chat@openai-sdk"], [app])
     assert scope.folders == ("cases", "shared_money", "support_agent")
-    assert scope.files == (".github/workflows/conformance.yml", "conformance_adapter.py", "conformance_stack.py")
+    assert scope.files == (".github/workflows/conformance.yml", "conformance_adapter.py", "conformance_stack.py",
+                           "conftest.py")
 
 
 def test_the_answer_reaches_github_actions_and_a_bad_base_is_named(app: Path, tmp_path: Path) -> None:

@@ -30,6 +30,8 @@ DEPENDENCY_FILES = ("pyproject.toml", "setup.cfg", "setup.py", "pytest.ini", ".p
 """Where an SDK, gateway or suite bump lands, and where the configuration lives: matched on the file's name, in any
 folder."""
 WORKFLOW = ".github/workflows/conformance.yml"
+ROOT_CONFTEST = "conftest.py"
+"""The repository's root conftest: its fixtures and hooks run in the gate's pytest session."""
 
 
 def add_parser(commands: Any) -> None:
@@ -57,7 +59,8 @@ class Watched:
     def why(self, path: str) -> str | None:
         """Why a changed file matters, or None."""
         if path in self.files:
-            return "the workflow" if path == WORKFLOW else "your glue, or a module it imports"
+            return {WORKFLOW: "the workflow", ROOT_CONFTEST: "pytest's root conftest"}.get(
+                path, "your glue, or a module it imports")
         for folder in self.folders:
             if path.startswith(folder.rstrip("/") + "/"):
                 return f"under {folder}/"
@@ -72,7 +75,7 @@ def watched(root: Path, cases: Iterable[Path], specs: Iterable[str], pythonpath:
     stack specs, and the local modules and packages they import, followed through every file of those packages."""
     search = [*(Path(folder) for folder in pythonpath), root]
     folders = {shown for folder in cases if (shown := _relative(Path(folder), root))}
-    files = {WORKFLOW}
+    files = {WORKFLOW, ROOT_CONFTEST}
     pending = [path for spec in specs if (path := _spec_file(spec, search)) is not None]
     seen: set[Path] = set()
     while pending:
@@ -198,7 +201,9 @@ def run(arguments: argparse.Namespace) -> int:
     settings = config.settings
     root = settings.root or Path.cwd()
     specs = [*config.adapters, *config.stacks]
-    cases = [path for path in config.roots if _relative(Path(path), root) is not None]
+    # The cases folders and, when the bundled set runs through the team's code, the folder of its snapshots.
+    cases = [path for path in [*config.roots, *([settings.bundled] if settings.bundled else [])]
+             if _relative(Path(path), root) is not None]
     scope = watched(root, cases, specs, settings.pythonpath)
     files = [file.replace(os.sep, "/") for file in arguments.files] if arguments.files else \
         changed_files(root, arguments.base)
