@@ -60,6 +60,8 @@ def test_a_loop_past_the_recording_or_its_budget_is_named() -> None:
     assert result.failures[0].startswith("the agent raised BadRequestError: Error code: 400")
     assert "replay: case normal [openai-chat]: request 3 asks for turn 3, but 2 turn(s) are recorded" in \
         result.failures
+    assert "budget: the loop sent 3 requests; the case allows 4 turns" not in result.failures  # 3 of 4: within
+    assert not any(failure.startswith("correlation: not checked") for failure in result.failures)
 
 
 def test_an_answer_the_receipts_do_not_support_is_not_ready() -> None:
@@ -73,3 +75,45 @@ def test_what_every_request_of_the_loop_must_carry_is_checked_on_the_wire() -> N
                        cases=CASES)
     assert "request: turns 1, 2: no instructions in the vendor's system slot" in result.failures
     assert "request: turns 1, 2: output token cap sent: 64; the case says 512" in result.failures
+
+
+def test_a_loop_that_answers_without_sending_the_results_back_is_named() -> None:
+    def answers_at_once(session: AgentSession) -> str:
+        client = openai.OpenAI(base_url=f"{session.base_url}/v1", api_key="sk-test", max_retries=0)
+        task = session.task
+        tools = [{"type": "function", "function": {"name": spec.name, "description": spec.description,
+                                                   "parameters": dict(spec.parameters)}} for spec in task.tools]
+        completion = client.chat.completions.create(
+            model=task.model, tools=tools, max_completion_tokens=task.max_output_tokens,
+            messages=[{"role": "system", "content": task.instructions}, {"role": "user", "content": task.input}])
+        (call,) = completion.choices[0].message.tool_calls or []
+        order = session.tools[call.function.name](**json.loads(call.function.arguments))
+        return f"Order {order['order_id']} has shipped. The total was {order['total']} {order['currency']}."
+
+    result = run_agent("normal", "openai-chat", answers_at_once, cases=CASES)
+    assert result.outcome == "answer_ready"  # the answer is right: the loop is what is wrong
+    assert result.failures == [
+        "loop: turn 1 asked for get_order, and the loop returned without sending the results back"]
+
+
+def test_a_loop_over_the_tool_call_budget_is_named() -> None:
+    def calls_each_tool_five_times(session: AgentSession) -> str:
+        tools = dict(session.tools)
+        session.tools["get_order"] = lambda **arguments: [tools["get_order"](**arguments) for _ in range(5)][-1]
+        return agent_loop(session)
+
+    result = run_agent("normal", "openai-chat", calls_each_tool_five_times, cases=CASES)
+    assert "budget: the loop ran 5 tool calls; the case allows 4" in result.failures
+
+
+def test_a_loop_over_the_turn_budget_is_named() -> None:
+    def retries_forever(session: AgentSession) -> str:
+        for _ in range(4):  # one conversation (2 requests), then 3 refused requests: 5 in all
+            try:
+                agent_loop(session)
+            except openai.BadRequestError:  # past the recording: the replay refuses, the loop asks again
+                continue
+        return ""
+
+    result = run_agent("normal", "openai-chat", retries_forever, cases=CASES)
+    assert "budget: the loop sent 5 requests; the case allows 4 turns" in result.failures

@@ -21,7 +21,7 @@ from conformance.engine.correlation import check_correlation
 from conformance.engine.loop import parse_json_or_none, replay_turn, verify_answer
 from conformance.engine.registry import builtin_adapters
 from conformance.engine.request_check import prefix_failures
-from conformance.kit.types import Text
+from conformance.kit.types import Text, ToolCalls
 from conformance.replay.server import session_base
 from conformance.stacks.runner import shared_server
 
@@ -104,7 +104,7 @@ def run_agent(case: Case | str, provider: str, agent: Callable[[AgentSession], s
     turns = case.providers[provider].turns
     wire = [replay_turn(reader, turns[number - 1], "body")[0] for number in served]
     if replayed is not None and replayed.unmatched:
-        failures += [f"replay: {reason}" for reason in replayed.unmatched]
+        failures += [f"replay: {reason}" for reason in dict.fromkeys(replayed.unmatched)]
     readable = [request for request in requests if isinstance(request, dict)]
     if len(readable) == len(wire):
         correlation = check_correlation(reader, readable, wire, None, wire)
@@ -112,11 +112,22 @@ def run_agent(case: Case | str, provider: str, agent: Callable[[AgentSession], s
         # accepts): its ids, slots and order are checked, not that they are the vendor's bytes.
         failures += [f"correlation: {problem}" for problem in correlation["problems"]
                      if "were not re-sent verbatim" not in problem]
+    elif not (replayed is not None and replayed.unmatched):
+        failures.append(f"correlation: not checked: the loop sent {len(readable)} readable request(s), the replay "
+                        f"answered {len(wire)}")
+    if wire and isinstance(wire[-1], ToolCalls) and len(requests) < case.max_turns and not failures:
+        # The model asked for tools and the loop answered without sending their results back: whatever it said,
+        # the model never saw what the tools returned.
+        failures.append(f"loop: turn {len(wire)} asked for {', '.join(call.name for call in wire[-1].calls)}, and "
+                        "the loop returned without sending the results back")
+    if len(receipts) > case.max_tool_calls:
+        failures.append(f"budget: the loop ran {len(receipts)} tool calls; the case allows {case.max_tool_calls}")
     # What every request must carry (instructions, tools, tool choice, output schema, token cap), read by the
     # provider's adapter as for any row (docs/contract.md, "Requests").
     failures += prefix_failures(reader, case.task, readable)
-    if len(requests) > case.max_turns:
-        failures.append(f"budget: the loop sent {len(requests)} requests; the case allows {case.max_turns} turns")
+    asked = len(requests) + (len(replayed.unmatched) if replayed is not None else 0)  # answered or refused
+    if asked > case.max_turns:
+        failures.append(f"budget: the loop sent {asked} requests; the case allows {case.max_turns} turns")
     denied = [receipt for receipt in receipts if receipt["denied"]]
     if denied:
         outcome, detail = "permission_denied", f"{denied[0]['tool']}: {denied[0]['denied']}"
