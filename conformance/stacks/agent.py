@@ -103,6 +103,26 @@ def run_agent(case: Case | str, provider: str, agent: Callable[[AgentSession], s
     served = replayed.served if replayed is not None else []
     turns = case.providers[provider].turns
     wire = [replay_turn(reader, turns[number - 1], "body")[0] for number in served]
+    failures += _loop_failures(case, reader, requests, replayed, wire, len(receipts))
+    denied = [receipt for receipt in receipts if receipt["denied"]]
+    if denied:
+        outcome, detail = "permission_denied", f"{denied[0]['tool']}: {denied[0]['denied']}"
+    else:
+        text = answer or ""
+        parsed = parse_json_or_none(text) if case.task.output_schema is not None else None
+        outcome, detail = verify_answer(case, Text(raw="the agent's answer", text=text, parsed=parsed), receipts)
+    expected = case.expectation_for(provider).outcome
+    if outcome != expected:
+        failures.append(f"outcome: expected {expected}, got {outcome}" + (f" — {detail}" if detail else ""))
+    return AgentResult(case=case.id, provider=provider, answer=answer, outcome=outcome, detail=detail,
+                       failures=failures, requests=requests, receipts=receipts)
+
+
+def _loop_failures(case: Case, reader: Any, requests: list[Any], replayed: Any, wire: list[Any],
+                   tools_run: int) -> list[str]:
+    """What the requests the loop sent say of it: refused requests, correlation against the wire, a loop that
+    returned with calls unanswered, the budgets, and what every request must carry."""
+    failures: list[str] = []
     if replayed is not None and replayed.unmatched:
         failures += [f"replay: {reason}" for reason in dict.fromkeys(replayed.unmatched)]
     readable = [request for request in requests if isinstance(request, dict)]
@@ -120,26 +140,15 @@ def run_agent(case: Case | str, provider: str, agent: Callable[[AgentSession], s
         # the model never saw what the tools returned.
         failures.append(f"loop: turn {len(wire)} asked for {', '.join(call.name for call in wire[-1].calls)}, and "
                         "the loop returned without sending the results back")
-    if len(receipts) > case.max_tool_calls:
-        failures.append(f"budget: the loop ran {len(receipts)} tool calls; the case allows {case.max_tool_calls}")
+    if tools_run > case.max_tool_calls:
+        failures.append(f"budget: the loop ran {tools_run} tool calls; the case allows {case.max_tool_calls}")
     # What every request must carry (instructions, tools, tool choice, output schema, token cap), read by the
     # provider's adapter as for any row (docs/contract.md, "Requests").
     failures += prefix_failures(reader, case.task, readable)
     asked = len(requests) + (len(replayed.unmatched) if replayed is not None else 0)  # answered or refused
     if asked > case.max_turns:
         failures.append(f"budget: the loop sent {asked} requests; the case allows {case.max_turns} turns")
-    denied = [receipt for receipt in receipts if receipt["denied"]]
-    if denied:
-        outcome, detail = "permission_denied", f"{denied[0]['tool']}: {denied[0]['denied']}"
-    else:
-        text = answer or ""
-        parsed = parse_json_or_none(text) if case.task.output_schema is not None else None
-        outcome, detail = verify_answer(case, Text(raw="the agent's answer", text=text, parsed=parsed), receipts)
-    expected = case.expectation_for(provider).outcome
-    if outcome != expected:
-        failures.append(f"outcome: expected {expected}, got {outcome}" + (f" — {detail}" if detail else ""))
-    return AgentResult(case=case.id, provider=provider, answer=answer, outcome=outcome, detail=detail,
-                       failures=failures, requests=requests, receipts=receipts)
+    return failures
 
 
 __all__ = ["AgentResult", "AgentSession", "run_agent"]
