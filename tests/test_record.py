@@ -144,6 +144,36 @@ def test_a_new_case_starts_from_no_recording(tmp_path: Path, upstream: Backgroun
     assert run_case(case, "openai-chat", builtin_adapters()["openai-chat"])["passed"]
 
 
+def test_record_in_an_init_repository_records_the_teams_adapter(tmp_path: Path, upstream: BackgroundServer) -> None:
+    """`init` says to record fixtures under cases/<case>/app-openai-chat/: record reads the repository's
+    configuration, so the team's adapter is a provider it records, against the vendor API its wire speaks."""
+    assert cli("init", str(tmp_path)).returncode == 0
+    folder = tmp_path / "cases/example/app-openai-chat"
+    shutil.rmtree(folder)
+    result = cli("record", "--case", "example", "--provider", "app-openai-chat", "--upstream",
+                 f"openai-chat={upstream.base}/s/normal/openai-chat/{{mode}}", "--record-mode", "all", cwd=tmp_path,
+                 env=RECORDER_CREDENTIALS)
+    assert result.returncode == 0, result.stderr
+    assert "[app-openai-chat]: wrote 8 file(s)" in result.stdout  # two turns, body and stream, and their requests
+    recorded = sorted(path.name for path in folder.iterdir() if path.is_file())
+    assert recorded == sorted(path.name for path in (CASES / "normal/openai-chat").iterdir() if path.is_file())
+    for name in recorded:  # the vendor's answers to the same task, byte for byte
+        assert (folder / name).read_bytes() == (CASES / "normal/openai-chat" / name).read_bytes(), name
+    validated = cli("run", "--provider", "app-openai-chat", "--report-dir", str(tmp_path / "r"), cwd=tmp_path)
+    assert validated.returncode == 0, validated.stdout + validated.stderr
+
+
+def test_record_refuses_an_adapter_with_no_vendor_wire(tmp_path: Path) -> None:
+    assert cli("init", str(tmp_path)).returncode == 0
+    (tmp_path / "no_wire.py").write_text(  # a file of its own: init loaded conformance_adapter.py in this process
+        "import dataclasses\nfrom conformance.providers.openai_chat import ADAPTER as CHAT\n"
+        "ADAPTER = dataclasses.replace(CHAT, id='app-openai-chat', wire=None)\n")
+    result = cli("record", "--no-config", "--cases", "cases", "--adapter", "no_wire.py:ADAPTER", "--case", "example",
+                 "--provider", "app-openai-chat", "--upstream", "openai-chat=http://127.0.0.1:9", cwd=tmp_path)
+    assert result.returncode == 2 and "adapter app-openai-chat names no vendor wire" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 def prime(base: str, case_id: str, provider: str, path: str) -> None:
     """Move a replay upstream's sessions past turn 1, as a vendor that already answered it (a replay server keeps a
     cursor per session; a vendor's API does not)."""

@@ -20,7 +20,7 @@ from conformance.replay.modes import MODES as RECORD_MODES
 
 if TYPE_CHECKING:
     from conformance.engine.cases import Case
-    from conformance.kit.adapter import Signer
+    from conformance.kit.adapter import Adapter, Signer
     from conformance.replay.record import KeySwap, Staged
 
 
@@ -96,15 +96,16 @@ def run(arguments: argparse.Namespace) -> int:
     from conformance.engine.registry import select_adapters
 
     config = configured(arguments)
-    adapters = select_adapters(None, None)
+    # The configured adapters too: a team's adapter records its own folder against the vendor API it speaks.
+    adapters = select_adapters(None, config.adapters)
     providers = _checked_providers(arguments, adapters)
     upstreams = upstreams_from(arguments.upstream)
-    missing = [provider for provider in providers if provider not in upstreams]
+    missing = [provider for provider in providers
+               if provider not in upstreams and vendor_of(provider, adapters[provider]) not in upstreams]
     if arguments.record_mode != "none" and missing:
         raise InputError([Problem("--upstream", None, f"no upstream for {missing[0]}",
                                   f"pass --upstream {missing[0]}=URL (the vendor's API base)")])
-    cases = {case.id: case for case in load_cases(config.roots, unrecorded=True,
-                                                  known_providers=select_adapters(None, config.adapters))}
+    cases = {case.id: case for case in load_cases(config.roots, unrecorded=True, known_providers=adapters)}
     modes = tuple(mode for mode in MODES if mode in arguments.mode or not arguments.mode)
     chosen = [cases[case_id] for case_id in _case_ids(arguments.case, cases)]
     if arguments.model:
@@ -112,7 +113,7 @@ def run(arguments: argparse.Namespace) -> int:
                   for case in chosen]
     for provider in providers:
         for line in record_cases(chosen, provider, upstreams, arguments.record_mode, modes, arguments.stack,
-                                 arguments.variant):
+                                 arguments.variant, adapters[provider]):
             print(line)
     return 0
 
@@ -136,15 +137,19 @@ def promote(arguments: argparse.Namespace) -> int:
 
 def record_cases(cases: list[Case], provider: str, upstreams: dict[str, str], record_mode: str,
                  modes: tuple[Mode, ...] = MODES, stack_spec: str | None = None,
-                 variant: str | None = None) -> list[str]:
+                 variant: str | None = None, adapter: Adapter | None = None) -> list[str]:
     """Record each case's ``provider`` turns through the stack and the proxy, write them (all or nothing per
     provider folder; a ``variant`` into ``<provider>~<variant>/``), and return one line per case saying what was
     written."""
     from conformance.engine.cases import ProviderFixtures
+    from conformance.engine.registry import builtin_adapters
     from conformance.engine.rows import VARIANT
     from conformance.replay.record import write_fixtures
 
-    stack = _stack(stack_spec, provider)
+    adapter = adapter or builtin_adapters()[provider]
+    vendor = vendor_of(provider, adapter)
+    upstreams = {**upstreams, provider: upstreams.get(provider) or upstreams.get(vendor, "")}
+    stack = _stack(stack_spec, vendor)
     target = provider if variant is None else f"{provider}{VARIANT}{variant}"
     lines = []
     for listed in cases:
@@ -152,13 +157,13 @@ def record_cases(cases: list[Case], provider: str, upstreams: dict[str, str], re
         if variant is not None:  # the variant's own turns are the recorded ones `once`/`new_episodes` replay
             case = dataclasses.replace(case, providers={
                 **case.providers, provider: listed.providers.get(target, ProviderFixtures(turns=()))})
-        staged = _record_one(case, provider, stack, modes, upstreams, record_mode)
+        staged = _record_one(case, provider, stack, modes, upstreams, record_mode, adapter, vendor)
         folder = Path(case.path).parent / target
         if not staged:
             lines.append(f"conformance record: {case.id} [{provider}]: nothing forwarded "
                          f"(--record-mode {record_mode}); fixtures unchanged")
             continue
-        unexpected = unexpected_errors(listed, provider, staged)
+        unexpected = unexpected_errors(listed, provider, staged, adapter)
         if unexpected:
             raise InputError([Problem(str(folder), None, f"case {listed.id} [{provider}]: {problem}; nothing was "
                                       "written, the recorded files are kept", "fix what the upstream says (a key, a "
@@ -171,7 +176,7 @@ def record_cases(cases: list[Case], provider: str, upstreams: dict[str, str], re
     return lines
 
 
-def unexpected_errors(case: Case, provider: str, staged: list[Staged]) -> list[str]:
+def unexpected_errors(case: Case, provider: str, staged: list[Staged], reader: Adapter | None = None) -> list[str]:
     """The error turns of a recording that the case does not expect, each named with its status and message
     (redacted): such a recording must never replace what is there (docs/record.md). An error turn is expected when
     the provider's adapter reads it as the kind the case expects of that turn (and, for the last turn, with the
@@ -181,7 +186,7 @@ def unexpected_errors(case: Case, provider: str, staged: list[Staged]) -> list[s
     from conformance.replay.hygiene import redact
 
     expected = case.expectation_for(provider)
-    adapter = builtin_adapters().get(Lane.parse(provider).provider)
+    adapter = reader or builtin_adapters().get(Lane.parse(provider).provider)
     kinds = expected.turns or ()
     problems = []
     for item in staged:
@@ -234,24 +239,23 @@ def credentials_for(provider: str, upstream: str) -> dict[str, KeySwap]:
 
 
 def _record_one(case: Case, provider: str, stack: Any, modes: tuple[Mode, ...], upstreams: dict[str, str],
-                record_mode: str) -> list[Staged]:
-    from conformance.engine.registry import builtin_adapters
+                record_mode: str, adapter: Adapter, vendor: str) -> list[Staged]:
     from conformance.replay.hygiene import redact
     from conformance.replay.record import Recorder, RecordServer, stage_session, upstream_for
     from conformance.replay.router import Replay
     from conformance.stacks.runner import drive_case
 
     templates = {name: upstream_for(url, case.id, name, "{mode}") for name, url in upstreams.items()}
-    credentials = credentials_for(provider, templates.get(provider, ""))
+    credentials = {provider: swap for swap in credentials_for(vendor, templates.get(provider, "")).values()}
     staged: list[Staged] = []
     for mode in modes:
         recorder = Recorder({name: url.replace("{mode}", mode) for name, url in templates.items()}, record_mode,
-                            Replay([case]), _signers(provider), credentials=credentials)
+                            Replay([case]), _signers(vendor, provider), credentials=credentials)
         server = RecordServer(recorder)
         thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         thread.start()
         try:
-            drive_case(case, provider, stack, mode, server.base)
+            drive_case(case, provider, stack, mode, server.base, adapter)
         except InputError:
             raise
         except Exception as error:  # noqa: BLE001 - the client gave up (a redirect it followed, a reset): one line
@@ -264,7 +268,7 @@ def _record_one(case: Case, provider: str, stack: Any, modes: tuple[Mode, ...], 
             server.server_close()
         replayed, exchanges = recorder.recorded(case.id, provider, mode)
         staged += stage_session(case.id, mode, exchanges, first_turn=replayed + 1,
-                                wire=builtin_adapters()[provider].wire)
+                                wire=adapter.wire)
     return _merged(staged)
 
 
@@ -387,9 +391,26 @@ def _stack(spec: str | None, provider: str) -> Any:
     return chosen
 
 
-def _signers(provider: str) -> dict[str, Signer]:
-    """The provider's re-signer (``Wire.resign``: an API that signs over the host), built from the environment."""
+def _signers(vendor: str, session: str | None = None) -> dict[str, Signer]:
+    """The vendor's re-signer (``Wire.resign``: an API that signs over the host), built from the environment, for
+    the sessions of ``session`` (default: the vendor's own)."""
     from conformance.engine.registry import builtin_adapters
 
-    wire = builtin_adapters()[provider].wire
-    return {provider: wire.resign(os.environ)} if wire is not None and wire.resign is not None else {}
+    wire = builtin_adapters()[vendor].wire
+    return {session or vendor: wire.resign(os.environ)} if wire is not None and wire.resign is not None else {}
+
+
+def vendor_of(provider: str, adapter: Adapter) -> str:
+    """The built-in vendor API an adapter speaks: itself for a built-in one, else the built-in adapter with the same
+    ``Wire`` (a team's adapter made from one with ``dataclasses.replace`` keeps it). InputError when none does."""
+    from conformance.engine.registry import builtin_adapters
+
+    builtin = builtin_adapters()
+    if provider in builtin:
+        return provider
+    same = [vendor for vendor, known in builtin.items() if adapter.wire is not None and known.wire == adapter.wire]
+    if not same:
+        raise InputError([Problem("--provider", None, f"adapter {provider} names no vendor wire: record cannot tell "
+                                  "which API to record it against", "give it a built-in adapter's wire "
+                                  "(dataclasses.replace(CHAT, id=..., ...) keeps it)")])
+    return same[0]

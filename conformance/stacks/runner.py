@@ -106,7 +106,7 @@ class _Unrecorded(Sequence[Any]):
         return RecordedTurn(status=200, headers={}, body=None, source="(recording)")
 
 
-def drive_case(case: Any, provider: str, stack: Any, mode: Mode, base: str) -> None:
+def drive_case(case: Any, provider: str, stack: Any, mode: Mode, base: str, reader: Adapter | None = None) -> None:
     """Run one case × mode through ``stack``'s real client against the recording proxy at ``base``: the bounded
     tool loop, the case's world answering the calls, until the case's outcome (or its turn budget)."""
     endpoint = Endpoint(base_url=session_base(base, case.id, provider, mode), stream=mode == "stream")
@@ -114,4 +114,4 @@ def drive_case(case: Any, provider: str, stack: Any, mode: Mode, base: str) -> N
     def respond(index: int, transcript: Any) -> Any:
         return stack.call(task_for_turn(case.task, transcript), transcript, endpoint), {}, None
 
-    run_loop(case, provider, builtin_adapters()[provider], _Unrecorded(), mode, LoopRun(), respond)  # type: ignore[arg-type]
+    run_loop(case, provider, reader or builtin_adapters()[provider], _Unrecorded(), mode, LoopRun(), respond)  # type: ignore[arg-type]
