@@ -246,7 +246,8 @@ def _record_one(case: Case, provider: str, stack: Any, modes: tuple[Mode, ...], 
     from conformance.stacks.runner import drive_case
 
     templates = {name: upstream_for(url, case.id, name, "{mode}") for name, url in upstreams.items()}
-    credentials = {provider: swap for swap in credentials_for(vendor, templates.get(provider, "")).values()}
+    swaps = list(credentials_for(vendor, templates.get(provider, "")).values())  # the vendor's key, this session's
+    credentials = {provider: swaps[0]} if swaps else {}
     staged: list[Staged] = []
     for mode in modes:
         recorder = Recorder({name: url.replace("{mode}", mode) for name, url in templates.items()}, record_mode,
