@@ -26,6 +26,7 @@ from conformance.engine.runner import run_case_with_requests
 from conformance.engine.settings import required
 from conformance.engine.shard import split
 from conformance.kit.adapter import Adapter
+from conformance.stacks.agent import agent_row
 from conformance.stacks.runner import run_stack_case
 from conformance.stacks.stack import Stack, select_stacks
 
@@ -97,6 +98,8 @@ class Run:
         assert item.mode is not None, "a not-recorded item has nothing to run"
         if item.stack is None:
             result = run_case_with_requests(item.case, item.lane, self.adapters[base_provider(item.lane)], item.mode)
+        elif item.stack.loop is not None:  # the team's own loop, run whole (conformance.stacks.agent)
+            result = agent_row(item.case, item.stack, self.adapters[item.stack.provider])
         else:
             result = run_stack_case(item.case, item.stack, self.adapters[item.stack.provider], item.mode,
                                     self.in_process)

@@ -4,12 +4,13 @@ a loop that sends the tool's name as the result id goes red, as the journey's ag
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from conformance.stacks.agent import AgentSession, run_agent
-from tests.helpers import CASES
+from tests.helpers import CASES, cli
 
 openai = pytest.importorskip("openai")
 
@@ -117,3 +118,39 @@ def test_a_loop_over_the_turn_budget_is_named() -> None:
 
     result = run_agent("normal", "openai-chat", retries_forever, cases=CASES)
     assert "budget: the loop sent 5 requests; the case allows 4 turns" in result.failures
+
+
+AGENT_STACK = '''
+import sys
+sys.path.insert(0, {tests!r})
+from conformance.stacks.agent import agent_stack
+from tests.test_agent_loop import agent_loop
+
+STACK = agent_stack("acme-loop", "openai-chat", lambda session: agent_loop(session, result_id={result_id!r}),
+                    cases=("normal", "parallel_tool_calls"))
+'''
+
+
+def _run_agent_stack(tmp_path: Path, result_id: str) -> dict[str, Any]:
+    module = tmp_path / f"agent_{result_id.replace(' ', '_')}.py"
+    module.write_text(AGENT_STACK.format(tests=str(Path(__file__).parent.parent), result_id=result_id))
+    out = tmp_path / result_id.replace(" ", "_")
+    result = cli("run", "--no-config", "--cases", str(CASES), "--provider", "openai-chat", "--stack",
+                 f"{module}:STACK", "--report-dir", str(out))
+    assert result.returncode in (0, 1), result.stderr
+    return json.loads((out / "report.json").read_text())
+
+
+def test_the_teams_loop_is_a_lane_of_the_report_and_the_gate_sees_it_break(tmp_path: Path) -> None:
+    good = _run_agent_stack(tmp_path, "call id")
+    lanes = {(row["case"], row["mode"]): row for row in good["results"] if row["provider"] == "openai-chat@acme-loop"}
+    assert sorted(lanes) == [("normal", "body"), ("parallel_tool_calls", "body")]  # its cases, body only
+    assert all(row["passed"] and row["outcome"] == "answer_ready" for row in lanes.values()), lanes
+    assert [receipt["tool"] for receipt in lanes[("normal", "body")]["receipts"]] == ["get_order"]
+    bad = _run_agent_stack(tmp_path, "tool name")
+    (row,) = [row for row in bad["results"] if (row["provider"], row["case"]) == ("openai-chat@acme-loop", "normal")]
+    assert not row["passed"]
+    assert "correlation: turn 2: tool result get_order answers no call of turn 1" in row["failures"]
+    diff = cli("diff", str(tmp_path / "call_id/report.json"), str(tmp_path / "tool_name/report.json"))
+    assert diff.returncode == 1
+    assert "| ❌ regression | normal | openai-chat⁠@⁠acme-loop | body | passed → failed" in diff.stdout

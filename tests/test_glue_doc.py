@@ -40,7 +40,7 @@ def code_lines(text: str) -> int:
 @pytest.fixture
 def stacks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     """The doc's application modules and glue written into a repository, each provider's STACK imported."""
-    files = blocks()
+    files = {name: body for name, body in blocks().items() if name != "conformance_agent.py"}  # its own test
     assert set(files) == {"support_agent/openai_llm.py", "support_agent/anthropic_llm.py", *(
         f"{module}.py" for module in GLUE.values())}
     for name, body in files.items():
@@ -167,3 +167,16 @@ def test_anthropic_max_tokens_read_as_an_answer_is_a_named_red_row(stacks: dict[
     assert row["passed"] is False
     assert row["failures"][0].startswith("outcome: expected incomplete, got unverified_answer")
     assert row["failures"][0].endswith("turn 1, read as text, had stop_reason=max_tokens")
+
+
+def test_the_documented_agent_stack_is_a_body_only_lane_of_the_cases_it_names() -> None:
+    scope: dict[str, Any] = {"my_agent": lambda session: ""}
+    exec(blocks()["conformance_agent.py"], scope, scope)
+    stack = scope["STACK"]
+    assert (stack.row_id, stack.streams, stack.loop) == ("openai-chat@acme-loop", False, scope["my_agent"])
+    from conformance.engine.plan import plan_case
+
+    planned = {case.id: [item.name for item in plan_case(case, {"openai-chat": CHAT}, [stack])
+                         if item.stack is stack] for case in load_cases([CASES])}
+    assert {case for case, names in planned.items() if names} == set(stack.cases)
+    assert planned["normal"] == ["normal[openai-chat@acme-loop-body]"]

@@ -4,6 +4,7 @@ item exists, and is named, the same way in both (``normal[openai-chat-body]``, `
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -24,6 +25,14 @@ class StackLane(Protocol):
     @property
     def row_id(self) -> str:
         """Its lane, ``<provider>@<stack>``."""
+
+    @property
+    def streams(self) -> bool:
+        """Whether its code streams: False plans no stream row."""
+
+    @property
+    def cases(self) -> tuple[str, ...]:
+        """Shell patterns on the case ids it runs."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +64,8 @@ def plan_case(case: Case, adapters: Mapping[str, Adapter], stacks: Sequence[Stac
             for mode in modes_for(case, provider, adapter):
                 yield Planned(case, provider, mode)
     for stack in stacks:
-        if stack.provider in case.providers and stack.provider in adapters:
+        if stack.provider in case.providers and stack.provider in adapters and any(
+                fnmatch.fnmatchcase(case.id, pattern) for pattern in stack.cases):
             for mode in modes_for(case, stack.provider, adapters[stack.provider]):
-                if mode == "body" or getattr(stack, "streams", True):
+                if mode == "body" or stack.streams:
                     yield Planned(case, stack.row_id, mode, stack)

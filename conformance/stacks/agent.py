@@ -21,9 +21,15 @@ from conformance.engine.correlation import check_correlation
 from conformance.engine.loop import parse_json_or_none, replay_turn, verify_answer
 from conformance.engine.registry import builtin_adapters
 from conformance.engine.request_check import prefix_failures
+from conformance.engine.rows import Row, Turn
+from conformance.engine.runner import run_case_with_requests
+from conformance.engine.sanitize import report_safe
+from conformance.kit.adapter import Adapter
 from conformance.kit.types import Text, ToolCalls
+from conformance.kit.waiver import Waiver, apply_waivers
 from conformance.replay.server import session_base
 from conformance.stacks.runner import shared_server
+from conformance.stacks.stack import Stack
 
 AGENT_LANE = "agent"
 
@@ -53,6 +59,10 @@ class AgentResult:
     failures: list[str] = field(default_factory=list)
     requests: list[Any] = field(default_factory=list)
     receipts: list[dict[str, Any]] = field(default_factory=list)
+    turns_served: int = 0
+    """How many recorded turns the replay served the loop."""
+    error: Exception | None = None
+    """The agent's own exception, when it raised (its failure names it too)."""
 
     @property
     def passed(self) -> bool:
@@ -61,16 +71,17 @@ class AgentResult:
 
 
 def run_agent(case: Case | str, provider: str, agent: Callable[[AgentSession], str],
-              cases: Path | None = None) -> AgentResult:
+              cases: Path | None = None, lane: str | None = None) -> AgentResult:
     """Run ``agent`` (the team's loop, returning its final answer text) against a replay of ``case`` (a case, or
-    its id in ``cases``, default the bundled cases) for ``provider``'s fixtures, and check what its loop sent."""
+    its id in ``cases``, default the bundled cases) for ``provider``'s fixtures, and check what its loop sent.
+    ``lane``: the replay session's lane (default ``<provider>@agent``; an agent stack's rows use their own)."""
     if isinstance(case, str):
         found = {loaded.id: loaded for loaded in load_cases([cases or BUNDLED_CASES])}
         if case not in found:
             raise KeyError(f"no case {case!r} in {cases or BUNDLED_CASES}")
         case = found[case]
     reader = builtin_adapters()[provider]
-    lane = f"{provider}@{AGENT_LANE}"
+    lane = lane or f"{provider}@{AGENT_LANE}"
     server = shared_server()
     with server.replay.lock:
         server.replay.cases[case.id] = case
@@ -93,11 +104,12 @@ def run_agent(case: Case | str, provider: str, agent: Callable[[AgentSession], s
     session = AgentSession(base_url=session_base(server.base, case.id, lane, "body"), task=case.task,
                            tools={spec.name: tool(spec.name) for spec in case.task.tools if spec.name in world.tools})
     failures: list[str] = []
+    raised: Exception | None = None
     try:
         answer = agent(session)
     except Exception as error:  # noqa: BLE001 - the agent's own exception is a finding of its run, named
         failures.append(f"the agent raised {type(error).__name__}: {str(error)[:300]}")
-        answer = ""
+        answer, raised = "", error
     requests = server.replay.sent(case.id, lane, "body")
     replayed = server.replay.session(case.id, lane, "body")
     served = replayed.served if replayed is not None else []
@@ -115,7 +127,8 @@ def run_agent(case: Case | str, provider: str, agent: Callable[[AgentSession], s
     if outcome != expected:
         failures.append(f"outcome: expected {expected}, got {outcome}" + (f" — {detail}" if detail else ""))
     return AgentResult(case=case.id, provider=provider, answer=answer, outcome=outcome, detail=detail,
-                       failures=failures, requests=requests, receipts=receipts)
+                       failures=failures, requests=requests, receipts=receipts, turns_served=len(served),
+                       error=raised)
 
 
 def _loop_failures(case: Case, reader: Any, requests: list[Any], replayed: Any, wire: list[Any],
@@ -151,4 +164,38 @@ def _loop_failures(case: Case, reader: Any, requests: list[Any], replayed: Any, 
     return failures
 
 
-__all__ = ["AgentResult", "AgentSession", "run_agent"]
+def agent_stack(stack_id: str, provider: str, loop: Callable[[AgentSession], str], *, cases: tuple[str, ...] = ("*",),
+                requires: tuple[str, ...] = (), waivers: tuple[Waiver, ...] = (), description: str = "") -> Stack:
+    """The team's own loop as a stack: listed under ``conformance_stacks``, it is an item of the cases it names
+    (``cases``, shell patterns; body mode: the loop sends what it sends), reported as the row
+    ``<provider>@<stack_id>`` beside the other lanes, seen by the gate, waived like any stack's rows."""
+
+    def call(task: Any, transcript: Any, endpoint: Any) -> Any:
+        raise TypeError(f"stack {provider}@{stack_id} runs its own loop (Stack.loop): it has no call per turn")
+
+    return Stack(id=stack_id, provider=provider, call=call, loop=loop, cases=cases, requires=requires, waivers=waivers,
+                 streams=False, in_process=False, description=description or "the team's own agent loop")
+
+
+def agent_row(case: Case, stack: Stack, reader: Adapter) -> tuple[Row, Exception | None, list[dict[str, Any]]]:
+    """An agent stack's row for ``case``: the loop's run (``run_agent``) and what it was served. Its turns are the
+    recorded turns the replay served it, as the provider's adapter reads them; its outcome, failures and receipts
+    are the loop's own."""
+    assert stack.loop is not None
+    wire_row, _, _ = run_case_with_requests(case, stack.provider, reader, "body")
+    result = run_agent(case, stack.provider, stack.loop, lane=stack.row_id)
+    failures, waived = apply_waivers(stack.waivers, case.id, "body", result.failures, result.error)
+    row = Row(case=case.id, scenario=case.scenario, title=case.title, provider=stack.row_id, stack=stack.id,
+              mode="body", expected=wire_row["expected"], override=None, outcome=result.outcome,
+              detail=result.detail, passed=not result.failures, failures=failures,
+              # The suite's own request records are not the loop's: the loop's requests are checked above.
+              turns=[Turn(**{key: value for key, value in turn.items() if key != "request"})  # type: ignore[typeddict-item]
+                     for turn in wire_row["turns"][:result.turns_served]],
+              correlation=None, usage=wire_row["usage"], receipts=result.receipts, leaks=[], world_writes=[],
+              error=None)
+    if waived is not None:
+        row["waived"] = waived
+    return report_safe(row), None, [request for request in result.requests if isinstance(request, dict)]
+
+
+__all__ = ["AgentResult", "AgentSession", "agent_row", "agent_stack", "run_agent"]

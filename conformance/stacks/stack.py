@@ -70,6 +70,11 @@ class Stack:
     waivers: tuple[Waiver, ...] = ()
     """What does not apply to this stack's rows, each with its reason (``conformance.kit.waiver``): a feature the
     application does not offer, an exception it lets its caller handle. Waived rows are reported as waived."""
+    cases: tuple[str, ...] = ("*",)
+    """Shell patterns on the case ids the stack runs (default: every case with fixtures for its provider)."""
+    loop: Callable[[Any], str] | None = None
+    """The team's own agent loop, when the stack runs it whole instead of one call per turn: given an
+    ``AgentSession``, it returns the final answer text (``conformance.stacks.agent.agent_stack``, docs/glue.md)."""
     accepted: Mapping[str, str] = field(default_factory=dict)
     """Findings (``conformance.report.findings``) the team accepts, each with its reason: keyed by field
     (``response_id``, ``usage.reasoning_tokens``, ...) for every case, or ``field@case`` for one. A finding not

@@ -6,12 +6,14 @@ then the fixes one by one, then a pull request that touches only the application
 
 Stages, each a ``pytest`` run in the repository as the team runs it:
 
-1. ``planted``: the three bugs, no waivers. Each bug is a named red item.
+1. ``planted``: the three bugs, no waivers. Each bug is a named red item (the loop's in the lane of the team's
+   own loop, ``openai-chat@acme-loop``).
 2. ``waived``: the documented waivers added, ``max_tokens`` and the loop fixed. The not-applicable rows are
    waived; the stream rows still fail, because the code does not stream.
 3. ``streaming``: ``complete()`` streams when asked. Its stream rows pass.
-4. The repository committed on ``main``; a pull request changes only ``support_agent/anthropic_llm.py`` back to the
-   planted reading. The workflow ``init`` wrote finds the change relevant, and its gate fails on that row.
+4. The repository committed on ``main``; a pull request changes only the application's package
+   (``support_agent/``) back to the planted max_tokens reading and result id. The workflow ``init`` wrote finds the
+   change relevant, and its gate fails on those rows.
 """
 
 from __future__ import annotations
@@ -91,10 +93,10 @@ def answer(client, model, system, question, tools, run_tool, max_tokens, max_ste
             history.append({"role": "tool", "tool_call_id": RESULT_ID, "content": json.dumps(output)})
     return ""
 '''
-# The team's test of its loop, through the suite's replay of a bundled case (docs/glue.md, "Your own loop").
-AGENT_TEST = '''import openai
+# The team's loop as a lane of the report, through the suite's replay of the cases (docs/glue.md, "Your own loop").
+AGENT_STACK = '''import openai
 
-from conformance.stacks.agent import run_agent
+from conformance.stacks.agent import agent_stack
 from support_agent import agent
 
 
@@ -107,13 +109,13 @@ def support_agent(session):
                         lambda name, arguments: session.tools[name](**arguments), task.max_output_tokens)
 
 
-def test_the_support_agent_loop():
-    result = run_agent("normal", "openai-chat", support_agent)
-    assert result.passed, result.failures
+STACK = agent_stack("acme-loop", "openai-chat", support_agent, requires=("openai",),
+                    cases=("normal", "parallel_tool_calls", "multi_turn_history"))
 '''
 GLUE = {"openai": "conformance_stack.py", "anthropic": "conformance_stack_anthropic.py"}
 APP = {"openai": "support_agent/openai_llm.py", "anthropic": "support_agent/anthropic_llm.py"}
-STACKS = ('conformance_stacks = ["conformance_stack:STACK", "conformance_stack_anthropic:STACK"]\n'
+STACKS = ('conformance_stacks = ["conformance_stack:STACK", "conformance_stack_anthropic:STACK", '
+          '"conformance_agent:STACK"]\n'
           'conformance_bundled = "conformance_bundled"\n')
 
 
@@ -191,7 +193,7 @@ def journey(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     assert init.returncode == 0, init.stderr
     # The team's configuration: its two stacks, and the bundled task set through them (docs/glue.md, docs/cli.md).
     (repo / "pyproject.toml").write_text((repo / "pyproject.toml").read_text() + STACKS)
-    write(repo, {"support_agent/__init__.py": '"""The support agent."""\n', "tests/test_agent.py": AGENT_TEST})
+    write(repo, {"support_agent/__init__.py": '"""The support agent."""\n', "conformance_agent.py": AGENT_STACK})
     stages = {}
     for name, flags in (("planted", {"planted": True, "waived": False, "streams": False}),
                         ("waived", {"planted": False, "waived": True, "streams": False}),
@@ -205,7 +207,8 @@ def journey(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     git(repo, "update-ref", "refs/remotes/origin/main", "main")
     git(repo, "checkout", "-q", "-b", "app-change")
     (repo / APP["anthropic"]).write_text(app_module("anthropic", max_tokens_bug=True, streams=True))
-    git(repo, "commit", "-q", "-am", "read every stop as an answer")
+    (repo / "support_agent/agent.py").write_text(AGENT.replace("RESULT_ID", "name"))
+    git(repo, "commit", "-q", "-am", "read every stop as an answer; key tool results by tool name")
     script = _gate_script()
     with script.FakeGitHub() as github:
         gate = script.run_workflow(repo, bin_dir / "python", "app-change", "main", 21, github, base)
@@ -241,9 +244,10 @@ def test_each_planted_bug_is_a_named_red_item(journey: dict[str, Any]) -> None:
     assert failures(planted, "truncation", "anthropic-messages@acme", "body")[0].endswith(
         "turn 1, read as text, had stop_reason=max_tokens")
     assert "FAILED truncation/case.yaml::truncation[anthropic-messages@acme-body]" in planted["out"]
-    # The loop's result id: the team's loop test, with the correlation failure named.
-    assert "FAILED tests/test_agent.py::test_the_support_agent_loop" in planted["out"]
-    assert "correlation: turn 2: tool result get_order answers no call of turn 1" in planted["out"]
+    # The loop's result id: the team's loop, a lane of its own, with the correlation failure named.
+    assert "FAILED normal/case.yaml::normal[openai-chat@acme-loop-body]" in planted["out"]
+    assert "correlation: turn 2: tool result get_order answers no call of turn 1" in failures(
+        planted, "normal", "openai-chat@acme-loop", "body")
     # No streaming: every stream row of both stacks fails, saying so.
     for lane in ("openai-chat@acme", "anthropic-messages@acme"):
         stream_rows = [row for (case, row_lane, mode), row in planted["rows"].items()
@@ -263,8 +267,8 @@ def test_the_bundled_set_runs_through_the_teams_code_with_its_snapshots_in_its_r
     assert len(cases) == len(list(journey["bundled"].glob("*/case.yaml")))  # the bundled set (Anthropic has all)
     kept = journey["repo"] / "conformance_bundled/__snapshots__/normal"
     assert sorted(path.name for path in kept.glob("*@acme*")) == [  # a lane's modes and its recorded requests
-        "anthropic-messages@acme.json", "anthropic-messages@acme.requests.json", "openai-chat@acme.json",
-        "openai-chat@acme.requests.json"]
+        "anthropic-messages@acme.json", "anthropic-messages@acme.requests.json", "openai-chat@acme-loop.json",
+        "openai-chat@acme-loop.requests.json", "openai-chat@acme.json", "openai-chat@acme.requests.json"]
     assert not (journey["bundled"] / "__snapshots__").exists() or not list(
         (journey["bundled"] / "__snapshots__").rglob("*@acme*"))  # never written beside the installed cases
 
@@ -287,7 +291,8 @@ def test_waivers_turn_the_not_applicable_rows_waived_and_the_real_gaps_stay_red(
         ("pause_turn", "anthropic-messages@acme"), ("unsupported_item", "anthropic-messages@acme")]
     # The fixed bugs are green: the truncation row and the team's loop.
     assert waived["rows"][("truncation", "anthropic-messages@acme", "body")]["passed"]
-    assert "test_the_support_agent_loop" not in waived["out"]
+    assert all(waived["rows"][(case, "openai-chat@acme-loop", "body")]["passed"]
+               for case in ("normal", "parallel_tool_calls", "multi_turn_history"))
     # A waived row is a skip with its reason in pytest, never a pass; the stream rows still fail: no streaming yet.
     assert "the agent offers no structured output" in waived["out"]
     assert not waived["rows"][("normal", "openai-chat@acme", "stream")]["passed"]
@@ -310,12 +315,13 @@ def test_the_stream_rows_pass_once_the_code_streams(journey: dict[str, Any]) -> 
 def test_a_change_in_the_apps_package_alone_runs_the_workflow_and_the_gate_fails_on_the_row(
         journey: dict[str, Any]) -> None:
     gate = journey["gate"]
-    assert gate["changed"] == ["support_agent/anthropic_llm.py"]
+    assert gate["changed"] == ["support_agent/agent.py", "support_agent/anthropic_llm.py"]
     assert gate["relevant"] and gate["result"] == "failure", gate["steps"]
     failed = [step["name"] for step in gate["steps"] if step["outcome"] == "failure"]
     assert failed == ["Upgrade gate (base and head reports, their diff)"]
     summary = gate["summary"].replace("\u2060", "")  # the word joiners that keep "@acme" from being a mention
-    assert "**2 regression(s)**, 0 change(s)" in summary
     for mode in ("body", "stream"):
         assert f"| ❌ regression | truncation | anthropic-messages@acme | {mode} | new finding" in summary
+    assert "| ❌ regression | normal | openai-chat@acme-loop | body | passed → failed: correlation: turn 2: tool " \
+           "result get\\_order answers no call of turn 1" in summary
     assert "turn 1 kind incomplete → text (stop\\_reason=max\\_tokens)" in summary
