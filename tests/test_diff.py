@@ -677,3 +677,22 @@ def test_a_case_added_with_its_stack_findings_is_reported_as_added_not_as_regres
     assert added[0].notes[0] == "new row, passing"
     assert any(note.startswith("finding: turn 1 reason") for note in added[0].notes)
     assert not any(note.startswith("new finding, not accepted") for change in changes for note in change.notes)
+
+
+def test_a_comment_stays_short_however_many_different_rows_move() -> None:
+    """Rows that change in as many different ways as there are rows cannot be grouped: the comment lists 25 lines,
+    regressions first, and says how many rows it left out and where they all are."""
+    def scatter(new: dict[Any, Any]) -> None:
+        for index, row in enumerate(new.values()):
+            row["usage"] = dict(row["usage"] or {}, output_tokens=10_000 + index)  # a different change each
+        new[KEY].update(passed=False, failures=["outcome: expected answer_ready, got empty"])
+
+    changes = compare(rows(BASE), edited(scatter))
+    assert len(changes) > 60
+    full = render_markdown(changes, "old", "new")
+    short = render_markdown(changes, "old", "new", max_lines=25)
+    table = short.split("|---|---|---|---|---|\n")[1].split("\n\n")[0].splitlines()
+    assert len(table) == 25 and table[0].startswith("| ❌ regression")
+    assert f"… and {len(changes) - 25} more changed row(s), not listed here" in short
+    assert len(short.encode()) < 12_000 < len(full.encode())
+    assert short.split("\n\n")[:3] == full.split("\n\n")[:3]  # the same counts and per-provider table

@@ -157,14 +157,17 @@ def run(arguments: argparse.Namespace) -> int:
         load_document(out / "head/report.json")
     changes = compare(old, new, old_findings, new_findings)
     notes = accepted_warnings(accepted, apply_accepted(changes, accepted)) if accepted is not None else []
-    markdown = render_markdown(changes, f"base ({base_ref})", "head",
-                               versions_moved(out / "base/report.json", out / "head/report.json"))
+    versions = versions_moved(out / "base/report.json", out / "head/report.json")
+    markdown = render_markdown(changes, f"base ({base_ref})", "head", versions)
+    # The comment stays short however many rows move: its table lists COMMENT_LINES lines, regressions first.
+    comment = render_markdown(changes, f"base ({base_ref})", "head", versions, max_lines=COMMENT_LINES)
     if notes:  # said where the team reads the verdict, as `conformance diff` says them
-        markdown += "\n" + "".join(f"- note: {line}\n" for line in notes)
+        said = "\n" + "".join(f"- note: {line}\n" for line in notes)
+        markdown, comment = markdown + said, comment + said
         for line in notes:
             print(f"::notice title=conformance gate::{line}", file=sys.stderr)
     write_atomic(out / "diff.json", render_json(changes, f"base ({base_ref})", "head"))
-    _publish(out, markdown)
+    _publish(out, markdown, comment)
     print(mask_credentials(markdown), end="")
     return 1 if fails(changes, arguments.fail_on) else 0
 
@@ -299,11 +302,16 @@ def _failure_markdown(title: str, failure: StepFailed, log: str) -> str:
     return text
 
 
-def _publish(out: Path, markdown: str) -> None:
-    """``diff.md``, ``comment.md`` (with the marker ``conformance comment`` finds it by) and the job summary."""
+COMMENT_LINES = 25
+"""Lines of the changes table a pull-request comment lists; the job summary and ``diff.md`` list them all."""
+
+
+def _publish(out: Path, markdown: str, comment: str | None = None) -> None:
+    """``diff.md``, ``comment.md`` (with the marker ``conformance comment`` finds it by; ``comment``, the short
+    rendering, when given) and the job summary."""
     markdown = mask_credentials(markdown)
     write_atomic(out / "diff.md", markdown)
-    write_atomic(out / "comment.md", f"{MARKER}\n{markdown}")
+    write_atomic(out / "comment.md", f"{MARKER}\n{mask_credentials(comment or markdown)}")
     append_step_summary(markdown)
 
 

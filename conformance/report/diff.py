@@ -396,9 +396,11 @@ def versions_moved(old_path: Path, new_path: Path) -> list[str]:
             if old.get(name) != new.get(name) and old and new]
 
 
-def render_markdown(changes: list[RowChange], old_name: str, new_name: str, versions: Sequence[str] = ()) -> str:
+def render_markdown(changes: list[RowChange], old_name: str, new_name: str, versions: Sequence[str] = (),
+                    max_lines: int | None = None) -> str:
     """The Markdown rendering (for a terminal, a job summary or a pull-request comment); ``versions``: what the
-    reports were measured with that moved (``versions_moved``), said first."""
+    reports were measured with that moved (``versions_moved``), said first. ``max_lines``: list at most this many
+    lines of the changes table (regressions first), then say how many rows are left out and where they are."""
     counts = {label: sum(1 for change in changes if change.label == label) for label in LABELS}
     lines = [
         f"# Conformance diff: {escape_cell(old_name)} → {escape_cell(new_name)}",
@@ -422,6 +424,7 @@ def render_markdown(changes: list[RowChange], old_name: str, new_name: str, vers
     order = LABEL_ORDER
     marks = {"regression": "❌ regression", "change": "↔ change", "improvement": "✅ improvement",
              "added": "➕ added"}
+    table: list[tuple[str, int]] = []  # each line of the table, with the number of rows it stands for
     groups: dict[tuple[str, str, tuple[str, ...]], list[RowChange]] = {}
     for change in changes:
         groups.setdefault((change.label, change.key[1], _shape_of(change.notes)), []).append(change)
@@ -435,7 +438,8 @@ def render_markdown(changes: list[RowChange], old_name: str, new_name: str, vers
             listed = ", ".join(escape_cell(case) for case in cases[:GROUP_CASES_SHOWN]) + (
                 f", … ({len(cases) - GROUP_CASES_SHOWN} more)" if len(cases) > GROUP_CASES_SHOWN else "")
             what = "<br>".join(escape_cell(note) for note in shape[:6]) + f"<br>**{len(members)} rows** alike"
-            lines.append(f"| {marks[label]} | {listed} | {escape_cell(provider)} | {escape_cell(modes)} | {what} |")
+            table.append((f"| {marks[label]} | {listed} | {escape_cell(provider)} | {escape_cell(modes)} | {what} |",
+                          len(members)))
             continue
         for change in sorted(members, key=lambda change: change.key):
             case, _, mode = change.key
@@ -443,8 +447,14 @@ def render_markdown(changes: list[RowChange], old_name: str, new_name: str, vers
                 f"{len(change.paths)} field(s): " + ", ".join(escape_cell(path) for path in change.paths[:4]))
             if change.fixtures:
                 what += "<br>fixtures: " + ", ".join(escape_cell(path) for path in change.fixtures[:4])
-            lines.append(f"| {marks[label]} | {escape_cell(case)} | {escape_cell(provider)} | "
-                         f"{escape_cell(mode)} | {what} |")
+            table.append((f"| {marks[label]} | {escape_cell(case)} | {escape_cell(provider)} | "
+                          f"{escape_cell(mode)} | {what} |", 1))
+    shown = table if max_lines is None else table[:max_lines]
+    lines += [line for line, _ in shown]
+    left = sum(count for _, count in table[len(shown):])
+    if left:
+        lines += ["", f"… and {left} more changed row(s), not listed here: the job summary and `diff.json` in the "
+                      "reports artifact list every one."]
     return "\n".join(lines) + "\n"
 
 
