@@ -1,11 +1,12 @@
-"""Waivers: what does not apply to a team's adapter or stack, each with its reason (docs/adapters.md, "Waivers").
+"""Waivers: what does not apply to a team's adapter or stack, each with its reason (docs/stacks.md, "Waivers").
 
 An application may offer no structured output, never force a tool, or let an SDK's rate-limit exception reach its
 caller on purpose. Its rows for those cases are not failures of its code, and not passes either: a waiver names the
 cases (shell patterns on the case id), optionally the modes, the failures it covers (substrings of the failure
 messages; none: all of them) or the exception types that are the expected outcome (``raises``), and why. A row all of
 whose failures are waived is reported as **waived**, never as passed; a failure no waiver covers still fails it, and
-``conformance diff`` shows a new or changed waiver as a change to review.
+``conformance diff`` shows a new or changed waiver on a failing row as a change to review, and a passing row that
+becomes waived as a regression.
 """
 
 from __future__ import annotations
