@@ -21,7 +21,7 @@ from conformance.engine.cases import Case, base_provider, load_cases
 from conformance.engine.fixtures import fixture_files
 from conformance.engine.plan import Planned, plan_case
 from conformance.engine.registry import select_adapters
-from conformance.engine.rows import Row
+from conformance.engine.rows import Mode, Row
 from conformance.engine.runner import run_case_with_requests
 from conformance.engine.settings import required
 from conformance.engine.shard import split
@@ -132,6 +132,45 @@ class Run:
         finally:
             if collecting:
                 gc.enable()
+
+    def forward(self, cases: Sequence[Case], lanes: Collection[str] | None = None) -> dict[str, Any]:
+        """The forward-compatibility matrix (``conformance.engine.forward``, docs/forward.md): every mutant of each
+        API's recorded turns through every adapter lane and stack (``lanes``: only these), judged by its family's
+        rule against the same lane on the recorded case."""
+        import tempfile  # noqa: PLC0415 - only a mutant run writes its streams
+
+        from conformance.engine import forward  # noqa: PLC0415
+
+        matrix = forward.Matrix()
+        by_id = {case.id: case for case in cases}
+        chosen = [(lane, adapter, None) for lane, adapter in sorted(self.adapters.items())] + [
+            (stack.row_id, self.adapters[stack.provider], stack) for stack in self.stacks
+            if stack.loop is None and stack.provider in self.adapters and self.skip_reason(stack) is None]
+        with tempfile.TemporaryDirectory(prefix="conformance-mutants-") as scratch:
+            for lane, adapter, stack in chosen:
+                if lanes is not None and lane not in lanes:
+                    continue
+                api = stack.provider if stack is not None else lane
+                mutants = forward.mutants_for(cases, api, adapter.wire.shape if adapter.wire else None)
+                matrix.mutants.setdefault(api, len(mutants))
+                matrix.digests.setdefault(api, forward.digest(mutants))
+                recorded: dict[tuple[str, str], Row] = {}
+                for mutant in mutants:
+                    case, mode = by_id[mutant.case], mutant.family.mode
+                    if stack is not None and mode == "stream" and not stack.streams:
+                        continue
+                    changed = forward.mutated_case(case, api, mutant, Path(scratch))
+                    if (case.id, mode) not in recorded:
+                        recorded[(case.id, mode)] = self._lane_row(case, api, adapter, stack, mode)
+                    verdict, read = forward.judge(mutant, dict(recorded[(case.id, mode)]),
+                                                  dict(self._lane_row(changed, api, adapter, stack, mode)))
+                    matrix.add(lane, mutant, verdict, read)
+        return matrix.to_dict()
+
+    def _lane_row(self, case: Case, api: str, adapter: Adapter, stack: Stack | None, mode: Mode) -> Row:
+        if stack is None:
+            return run_case_with_requests(case, api, adapter, mode)[0]
+        return run_stack_case(case, stack, adapter, mode, self.in_process)[0]
 
     def write(self, report: dict[str, Any], directory: Path) -> list[Path]:
         """Write ``report.json``, ``.md`` and ``.html`` whole, each or none (``conformance.report.files``)."""

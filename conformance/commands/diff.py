@@ -32,6 +32,7 @@ def run(arguments: argparse.Namespace) -> int:
         accepted_warnings,
         apply_accepted,
         compare,
+        forward_changes,
         load_accepted,
         load_document,
         versions_moved,
@@ -42,7 +43,7 @@ def run(arguments: argparse.Namespace) -> int:
     from conformance.report.files import write_atomic
 
     (old, old_findings), (new, new_findings) = load_document(arguments.old), load_document(arguments.new)
-    changes = compare(old, new, old_findings, new_findings)
+    changes = compare(old, new, old_findings, new_findings) + forward_changes(arguments.old, arguments.new)
     if arguments.accept is not None:
         accepted = load_accepted(arguments.accept)
         for line in accepted_warnings(accepted, apply_accepted(changes, accepted)):

@@ -107,6 +107,7 @@ def run(arguments: argparse.Namespace) -> int:
         apply_accepted,
         compare,
         fails,
+        forward_changes,
         load_accepted,
         load_document,
         render_json,
@@ -155,7 +156,8 @@ def run(arguments: argparse.Namespace) -> int:
         return 0
     (old, old_findings), (new, new_findings) = load_document(out / "base/report.json"), \
         load_document(out / "head/report.json")
-    changes = compare(old, new, old_findings, new_findings)
+    changes = compare(old, new, old_findings, new_findings) + forward_changes(out / "base/report.json",
+                                                                              out / "head/report.json")
     notes = accepted_warnings(accepted, apply_accepted(changes, accepted)) if accepted is not None else []
     versions = versions_moved(out / "base/report.json", out / "head/report.json")
     markdown = render_markdown(changes, f"base ({base_ref})", "head", versions)

@@ -34,6 +34,9 @@ def add_parser(commands: Any) -> None:
     selection.add_argument("--require-providers", action="append", nargs="?", const="all", default=[], metavar="ID",
                            help="fail (exit 1) when a case that ran has no fixtures for provider ID (repeatable; "
                                 "alone or 'all': every selected provider; adds to conformance_require_providers)")
+    lanes.add_argument("--mutants", action="store_true",
+                       help="also run every lane on the forward-compatibility mutants of the selected cases (an "
+                            "unseen stop value, item, event, field, counter: docs/forward.md) and report what held")
     output = run.add_argument_group("output")
     output.add_argument("--report-dir", type=Path,
                         help="where to write the reports (default: the conformance_report setting, else reports)")
@@ -80,6 +83,10 @@ def run(arguments: argparse.Namespace) -> int:
     selection = {name: value for name, value in (("case", arguments.case), ("keyword", arguments.keyword),
                                                  ("mode", arguments.mode), ("provider", arguments.provider)) if value}
     report = session.report(session.fixture_files(cases), selection)
+    if arguments.mutants:  # the same cases and lanes, each recorded turn changed as a next release would
+        chosen = {item.case.id for item in items}
+        report["forward"] = session.forward([case for case in cases if case.id in chosen],
+                                            {item.lane for item in items if item.lane not in skipped})
     written = session.write(report, config.report_dir)
     markdown = render_markdown(report)
     print(terminal_safe(markdown if arguments.verbose else render_summary(report)))

@@ -119,6 +119,35 @@ class Credential:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Shape:
+    """Where an API's responses keep what its next release may add to (docs/forward.md): the places the
+    forward-compatibility mutants change. JSON pointers (RFC 6901) into a success body, or into a stream event's
+    data; every field is optional, and a family with no place here makes no mutant for the API."""
+
+    stop: str | None = None
+    """The stop value of a body (``/choices/0/finish_reason``)."""
+    items: str | None = None
+    """The list of output items, content blocks or parts of a body."""
+    item_type: str | None = None
+    """The key naming an item's type (``type``); None: an item is an object with one member naming it (``{"text":
+    ...}``, ``{"toolUse": {...}}``)."""
+    usage: str | None = None
+    """The usage object of a body."""
+    optional: tuple[str, ...] = ()
+    """Pointers a body may lack and still be the same answer (its id, its model, its usage)."""
+    unions: tuple[str, ...] = ()
+    """Object levels that are unions, exactly one member set (``/output`` of Bedrock's ``ConverseOutput``; ``*`` for
+    any array index): an unknown field there is not a valid shape, so none is added. Union items are too."""
+    error_code: tuple[str, ...] = ()
+    """Pointers in an error body that name the error's code or type."""
+    event_type: str | None = None
+    """The key of a stream event's data naming its type (``type``); ``member``: the event is an object with one member
+    naming it (Bedrock's ``.jsonl``); None: the stream's chunks have no type."""
+    stream_stop: tuple[tuple[str | None, str], ...] = ()
+    """Where a stream says why it stopped: (the event type, or None for any chunk; the pointer in its data)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Wire:
     """How an API travels over HTTP, for the replay server that serves its fixtures to real clients (docs/serve.md):
     the paths its clients call, where they read the request id, and how a recorded stream goes back on the wire."""
@@ -154,6 +183,8 @@ class Wire:
     client_environment: Callable[[str], Mapping[str, str]] | None = None
     """The environment that points this API's official client at a session root URL, with fake keys and retries off
     (what ``conformance serve`` prints)."""
+    shape: Shape | None = None
+    """Where its responses keep what a next release may add to, for the forward-compatibility mutants (``Shape``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

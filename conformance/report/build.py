@@ -201,6 +201,7 @@ def render_markdown(report: dict[str, Any]) -> str:
     lines += _usage_table(rows, providers)
     lines += _request_table(rows, providers)
     lines += _findings_section(report.get("findings", []))
+    lines += _forward_section(report.get("forward"))
     overrides = {(row["case"], row["provider"]): row for row in rows if row["override"]}
     if overrides:
         lines += ["## Provider differences (⚑ overrides)", ""]
@@ -386,3 +387,36 @@ def _correlation_problems(row: Row) -> list[str]:
     """The row's correlation problems; none when it has no correlation (an error row, a row written without)."""
     correlation = row.get("correlation")
     return correlation["problems"] if correlation else []
+
+
+def _forward_section(section: dict[str, Any] | None) -> list[str]:
+    """The report.md section "Survives the next release": family × lane, each cell ``held/all`` and what was not."""
+    from conformance.engine.forward import FAMILIES, family_key  # noqa: PLC0415 - only a mutant run has the section
+
+    if not section or not section["lanes"]:
+        return []
+    lanes = list(section["lanes"])
+    families = [family_key(family) for family in FAMILIES]
+    lines = ["## Survives the next release", "",
+             f"Forward-compatibility mutants (docs/forward.md): {sum(section['mutants'].values())} made from the "
+             "recorded fixtures; each cell is held/all, then what was not held.", "",
+             "| family | rule | " + " | ".join(escape_cell(lane) for lane in lanes) + " |",
+             "|---|---|" + "---|" * len(lanes)]
+    for family in families:
+        cells = []
+        for lane in lanes:
+            cell = section["lanes"][lane].get(family)
+            if not cell or not sum(cell.values()):
+                cells.append("—")
+                continue
+            total = sum(cell.values())
+            others = ", ".join(f"{count} {verdict}" for verdict, count in cell.items() if verdict != "held" and count)
+            cells.append(f"{'✅' if cell['held'] == total else '❌'} {cell['held']}/{total}" + (f" ({others})"
+                                                                                              if others else ""))
+        if any(cell != "—" for cell in cells):
+            lines.append(f"| {family} | {section['rules'][family]} | " + " | ".join(cells) + " |")
+    if section["not_held"]:
+        lines += ["", "Not held (the first 40):", ""]
+        lines += [escape_cell(f"- {entry['lane']}: {entry['mutant']} ({entry['change']}): {entry['verdict']}, read "
+                              f"as {entry['read']}") for entry in section["not_held"][:40]]
+    return [*lines, ""]

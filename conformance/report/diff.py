@@ -376,6 +376,41 @@ def _usage_nulls(where: str, before: Any, after: Any, gained: bool = False) -> l
             for name in USAGE_FIELDS if before.get(name) is not None and after.get(name) is None]
 
 
+def forward_changes(old_path: Path, new_path: Path) -> list[RowChange]:
+    """The forward-compatibility matrix of two reports (``conformance run --mutants``), lane × family: a lane that
+    holds fewer of a family's mutants than it did is a regression, more an improvement (docs/forward.md). Nothing
+    when either report was run without mutants."""
+    def lanes(path: Path) -> dict[str, Any] | None:
+        section = read_report(path).get("forward")
+        found = section.get("lanes") if isinstance(section, dict) else None
+        return found if isinstance(found, dict) else None
+
+    def counts(cell: Any) -> dict[str, int]:
+        return {str(name): value for name, value in cell.items() if isinstance(value, int)} \
+            if isinstance(cell, dict) else {}
+
+    old, new = lanes(old_path), lanes(new_path)
+    if old is None or new is None:
+        return []
+    changes = []
+    for lane in sorted(set(old) & set(new)):
+        before_lane, after_lane = old[lane], new[lane]
+        if not isinstance(before_lane, dict) or not isinstance(after_lane, dict):
+            continue
+        for family in sorted(set(before_lane) | set(after_lane)):
+            before, after = counts(before_lane.get(family)), counts(after_lane.get(family))
+            lost_before = sum(before.values()) - before.get("held", 0)
+            lost_after = sum(after.values()) - after.get("held", 0)
+            if lost_before == lost_after:
+                continue
+            others = ", ".join(f"{count} {verdict}" for verdict, count in after.items() if verdict != "held" and count)
+            note = (f"mutants {family}: held {before.get('held', 0)}/{sum(before.values())} → "
+                    f"{after.get('held', 0)}/{sum(after.values())}" + (f" ({others})" if others else ""))
+            changes.append(RowChange((family, lane, "mutants"), "regression" if lost_after > lost_before
+                                     else "improvement", [note], []))
+    return changes
+
+
 def versions_moved(old_path: Path, new_path: Path) -> list[str]:
     """What the two reports were measured with and that moved: the suite, Python, and each stack's packages
     (``openai 3.56.0 → 3.57.0``), one line per package whichever stacks share it; [] when a report records none."""

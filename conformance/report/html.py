@@ -26,9 +26,12 @@ def _page_data(report: dict[str, Any]) -> dict[str, Any]:
             slim["waived"] = row["waived"]
         slim["turns"] = [{name: turn.get(name) for name in TURN_FIELDS} for turn in row.get("turns") or []]
         rows.append(slim)
-    return {"summary": report["summary"], "providers": report["providers"], "results": rows,
+    data = {"summary": report["summary"], "providers": report["providers"], "results": rows,
             "differs": report.get("differs", []), "findings": report.get("findings", []),
             "measured": report.get("measured")}
+    if report.get("forward"):  # only with --mutants, so a report without them keeps its page byte for byte
+        data["forward"] = {"rules": report["forward"]["rules"], "lanes": report["forward"]["lanes"]}
+    return data
 
 
 def _embedded_json(data: Any) -> str:

@@ -2,7 +2,7 @@
 
 import re
 
-from conformance.kit.adapter import Adapter, Credential, Wire
+from conformance.kit.adapter import Adapter, Credential, Shape, Wire
 from conformance.providers.anthropic_messages.errors import classify_error, error_reply
 from conformance.providers.anthropic_messages.request import build_request, read_history, read_request
 from conformance.providers.anthropic_messages.response import classify_body
@@ -26,7 +26,11 @@ ADAPTER = Adapter(
     assemble_stream=assemble_stream,
     description="Anthropic Messages API, POST /v1/messages",
     # The anthropic SDK reads its request id from `request-id` (anthropic/_base_client.py); `"stream": true` streams.
+    # Where a release adds (docs.anthropic.com/en/api/messages, the SDK's Message and stream event types).
     wire=Wire(credential=Credential(env=("ANTHROPIC_API_KEY",), header="x-api-key", placeholder=PLACEHOLDER_KEY),
+              shape=Shape(stop="/stop_reason", items="/content", item_type="type", usage="/usage",
+                          optional=("/id", "/model", "/stop_sequence"), error_code=("/error/type",),
+                          event_type="type", stream_stop=(("message_delta", "/delta/stop_reason"),)),
               paths=((re.compile(r"/v1/messages"), None),), request_id_header="request-id",
               error_reply=error_reply, client_environment=client_environment,
               # The rate-limit counters (docs.anthropic.com/en/api/rate-limits), kept as the vendor sent them.

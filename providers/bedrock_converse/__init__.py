@@ -2,7 +2,7 @@
 
 import re
 
-from conformance.kit.adapter import Adapter, Wire
+from conformance.kit.adapter import Adapter, Shape, Wire
 from conformance.providers.bedrock_converse.errors import classify_error, error_reply
 from conformance.providers.bedrock_converse.eventstream import EVENTSTREAM, decode_jsonl, encode_stream
 from conformance.providers.bedrock_converse.request import build_request, read_history, read_request
@@ -29,7 +29,12 @@ ADAPTER = Adapter(
     description="AWS Bedrock Converse, POST /model/{modelId}/converse and /converse-stream",
     # The path decides the stream; botocore reads `x-amzn-RequestId`, and parses ConverseStream from the binary event
     # stream (botocore/eventstream.py), which the stored `.jsonl` is re-encoded into.
-    wire=Wire(paths=((re.compile(r"/model/[^/]+/converse"), False),
+    # Where a release adds (docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html, botocore's
+    # service model): a content block is a union, an object whose one member names it; so is a stream event.
+    wire=Wire(shape=Shape(stop="/stopReason", items="/output/message/content", usage="/usage",
+                          optional=("/metrics",), unions=("/output",), event_type="member",
+                          stream_stop=(("messageStop", "/stopReason"),)),
+              paths=((re.compile(r"/model/[^/]+/converse"), False),
                      (re.compile(r"/model/[^/]+/converse-stream"), True)),
               request_id_header="x-amzn-RequestId", stream_content_type=EVENTSTREAM, encode_stream=encode_stream,
               error_reply=error_reply, decode_stream=decode_jsonl, resign=resign,

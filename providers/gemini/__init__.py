@@ -2,7 +2,7 @@
 
 import re
 
-from conformance.kit.adapter import Adapter, Credential, Wire
+from conformance.kit.adapter import Adapter, Credential, Shape, Wire
 from conformance.providers.gemini.errors import classify_error, error_reply
 from conformance.providers.gemini.request import build_request, read_history, read_request
 from conformance.providers.gemini.response import classify_body
@@ -26,8 +26,14 @@ ADAPTER = Adapter(
     assemble_stream=assemble_stream,
     description="Google Gemini API, POST models/{model}:generateContent (and :streamGenerateContent?alt=sse)",
     # The method in the path decides the stream; google-genai reads no request id header (an id is sent anyway).
+    # Where a release adds (ai.google.dev/api/generate-content, google-genai's GenerateContentResponse): a part is an
+    # object whose one data member names it.
     wire=Wire(credential=Credential(
                   env=("GOOGLE_API_KEY", "GEMINI_API_KEY"), header="x-goog-api-key", placeholder=PLACEHOLDER_KEY),
+              shape=Shape(stop="/candidates/0/finishReason", items="/candidates/0/content/parts",
+                          usage="/usageMetadata",
+                          optional=("/responseId", "/modelVersion"), error_code=("/error/status",),
+                          stream_stop=((None, "/candidates/0/finishReason"),)),
               paths=((re.compile(r"/v1(?:beta|alpha)?/models/[^/:]+:generateContent"), False),
                      (re.compile(r"/v1(?:beta|alpha)?/models/[^/:]+:streamGenerateContent"), True)),
               error_reply=error_reply, client_environment=client_environment),

@@ -2,7 +2,7 @@
 
 import re
 
-from conformance.kit.adapter import Adapter, Credential, Wire
+from conformance.kit.adapter import Adapter, Credential, Shape, Wire
 from conformance.providers.openai_chat.request import build_request, read_history, read_request
 from conformance.providers.openai_chat.response import classify_body
 from conformance.providers.openai_chat.stream import assemble_stream
@@ -19,8 +19,14 @@ ADAPTER = Adapter(
     assemble_stream=assemble_stream,
     description="OpenAI Chat Completions and compatible servers, POST /v1/chat/completions",
     # The openai SDK reads its request id from `x-request-id` (openai/_base_client.py); `"stream": true` streams.
+    # Where a release adds (platform.openai.com/docs/api-reference/chat/object, the SDK's ChatCompletion types).
     wire=Wire(credential=Credential(
                   env=("OPENAI_API_KEY",), header="authorization", template="Bearer {}", placeholder=PLACEHOLDER_KEY),
+              shape=Shape(stop="/choices/0/finish_reason", items="/choices/0/message/tool_calls", item_type="type",
+                          usage="/usage", optional=("/id", "/model", "/usage", "/system_fingerprint",
+                                                    "/service_tier"),
+                          error_code=("/error/code", "/error/type"),
+                          stream_stop=((None, "/choices/0/finish_reason"),)),
               paths=((re.compile(r"/v1/chat/completions"), None),),
               kept_headers=KEPT_HEADERS, client_environment=client_environment),
 )

@@ -2,7 +2,7 @@
 
 import re
 
-from conformance.kit.adapter import Adapter, Credential, Wire
+from conformance.kit.adapter import Adapter, Credential, Shape, Wire
 from conformance.providers.openai_common.errors import classify_error
 from conformance.providers.openai_common.wire import KEPT_HEADERS, PLACEHOLDER_KEY, client_environment
 from conformance.providers.openai_responses.request import build_request, read_history, read_request
@@ -19,8 +19,14 @@ ADAPTER = Adapter(
     assemble_stream=assemble_stream,
     description="OpenAI Responses API, POST /v1/responses",
     # The openai SDK reads its request id from `x-request-id` (openai/_base_client.py); `"stream": true` streams.
+    # Where a release adds (platform.openai.com/docs/api-reference/responses/object, the SDK's Response types).
     wire=Wire(credential=Credential(
                   env=("OPENAI_API_KEY",), header="authorization", template="Bearer {}", placeholder=PLACEHOLDER_KEY),
+              shape=Shape(stop="/status", items="/output", item_type="type", usage="/usage",
+                          optional=("/id", "/model", "/usage", "/created_at"),
+                          error_code=("/error/code", "/error/type"), event_type="type",
+                          stream_stop=(("response.completed", "/response/status"),
+                                       ("response.incomplete", "/response/status"))),
               paths=((re.compile(r"/v1/responses"), None),),
               kept_headers=KEPT_HEADERS, client_environment=client_environment),
 )

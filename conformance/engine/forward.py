@@ -1,0 +1,451 @@
+"""Forward-compatibility mutants: the shapes a vendor's next release may send, made from the recorded fixtures, and
+the rule each must meet (docs/forward.md, docs/contract.md "Forward compatibility").
+
+A mutant is one recorded turn with one change a release makes: an unseen stop value, an unseen item type alone or
+beside the known ones, an unknown field, a known optional field missing, a new usage counter, a new error code at a
+known status, a known stop value in a new letter case; in a stream, an unseen event type between known ones, an
+unknown field in an event, an unseen stop value. Everything else about the turn stays as recorded: the JSON, the
+server-sent events framing and the event-stream lines are rebuilt whole, so a mutant is a valid wire shape apart
+from its change. Where an API keeps each of those things is its ``Wire.shape`` (``conformance.kit.adapter.Shape``);
+this module names no vendor.
+
+The generator is deterministic: the same fixtures give the same mutants, byte for byte, in the same order.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import hashlib
+import json
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from conformance.engine.cases import Case, ProviderFixtures
+from conformance.engine.rows import Mode
+from conformance.kit.adapter import Shape
+
+Rule = Literal["unsupported", "same_kind", "same_kind_or_unsupported", "same_usage", "error_kind"]
+RULES: dict[str, str] = {
+    "unsupported": "read as unsupported, the unseen value named (never a guessed kind, never text or stop); where "
+                   "the stop value decides the kind before the content does (a refusal, a truncation, a failure: "
+                   "docs/contract.md, precedence), that kind",
+    "same_kind": "read as the same kind as the recorded turn (the addition tolerated)",
+    "same_kind_or_unsupported": "read as the same kind, or as unsupported: never as another kind",
+    "same_usage": "read as the same kind with the same usage totals (the new counter kept in raw_usage)",
+    "error_kind": "read as an error kind (retryable or fatal: the HTTP status decides what an unseen code does not)",
+}
+STOP_DECIDES = frozenset({"refusal", "incomplete", "retryable_error", "fatal_error"})
+"""Kinds the stop value decides before the content (docs/contract.md, "Precedence")."""
+UNSEEN = "future_release"
+"""The value every unseen stop, item, event, field and counter carries: what ``unsupported`` must name."""
+UNSEEN_MEMBER = "futureRelease"
+"""The member name of an unseen item or event where an item is an object named by its one member."""
+
+
+@dataclass(frozen=True, slots=True)
+class Family:
+    """One kind of change a release makes."""
+
+    name: str
+    mode: Mode
+    rule: Rule
+    what: str
+
+
+FAMILIES: tuple[Family, ...] = (
+    Family("stop.unseen", "body", "unsupported", "an unseen stop or finish value"),
+    Family("stop.case", "body", "same_kind_or_unsupported", "a known stop value in upper case"),
+    Family("item.unseen_alone", "body", "unsupported", "an unseen output item, content block or part, alone"),
+    Family("item.unseen_beside", "body", "unsupported", "an unseen output item, content block or part after the "
+                                                        "known ones"),
+    Family("field.extra", "body", "same_kind", "an unknown field, at each object level the API's bodies have"),
+    Family("field.missing", "body", "same_kind", "a known optional field missing"),
+    Family("usage.new_counter", "body", "same_usage", "a new usage counter"),
+    Family("error.new_code", "body", "error_kind", "a new error code and type at a known HTTP status"),
+    Family("event.unseen", "stream", "same_kind", "an unseen stream event type between known ones"),
+    Family("event.extra_field", "stream", "same_kind", "an unknown field in a stream event, for each event type"),
+    Family("stop.unseen", "stream", "unsupported", "an unseen stop or finish value in the stream"),
+)
+BY_NAME = {(family.name, family.mode): family for family in FAMILIES}
+
+
+@dataclass(frozen=True, slots=True)
+class Mutant:
+    """One turn of one case, changed as a release would change it."""
+
+    id: str
+    """``<case>/turn<N>/<mode>/<family>[@<pointer>]``: stable, and unique within an API's mutants."""
+    case: str
+    turn: int
+    family: Family
+    change: str
+    """What was changed, in words (``/choices/0/finish_reason: stop → future_release``)."""
+    data: Any
+    """The changed body (JSON value), error body, or stream transcript (text)."""
+
+
+# --- JSON pointers ---------------------------------------------------------------------------------------------------
+
+def _tokens(pointer: str) -> list[str]:
+    return [token.replace("~1", "/").replace("~0", "~") for token in pointer.split("/")[1:]] if pointer else []
+
+
+def _get(value: Any, pointer: str) -> Any:
+    for token in _tokens(pointer):
+        if isinstance(value, dict) and token in value:
+            value = value[token]
+        elif isinstance(value, list) and token.isdigit() and int(token) < len(value):
+            value = value[int(token)]
+        else:
+            raise KeyError(pointer)
+    return value
+
+
+def _parent(value: Any, pointer: str) -> tuple[Any, str]:
+    tokens = _tokens(pointer)
+    parent = _get(value, "".join("/" + token.replace("~", "~0").replace("/", "~1") for token in tokens[:-1]))
+    return parent, tokens[-1]
+
+
+def _set(value: Any, pointer: str, new: Any) -> None:
+    parent, key = _parent(value, pointer)
+    if isinstance(parent, list):
+        parent[int(key)] = new
+    else:
+        parent[key] = new
+
+
+def _has(value: Any, pointer: str) -> bool:
+    try:
+        _get(value, pointer)
+    except KeyError:
+        return False
+    return True
+
+
+def _objects(value: Any, pointer: str = "") -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every object in ``value`` with its pointer, depth first, in key order."""
+    if isinstance(value, dict):
+        yield pointer, value
+        for key in value:
+            yield from _objects(value[key], f"{pointer}/{str(key).replace('~', '~0').replace('/', '~1')}")
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _objects(item, f"{pointer}/{index}")
+
+
+def _pattern(pointer: str) -> str:
+    """A pointer with its array indices taken out: the object level it names, whatever the array's length."""
+    return re.sub(r"/\d+(?=/|$)", "/*", pointer)
+
+
+# --- Streams ---------------------------------------------------------------------------------------------------------
+
+@dataclass
+class _Event:
+    """One stream event: its SSE ``event:`` name (None for a data-only event or a ``.jsonl`` line) and its data."""
+
+    name: str | None
+    data: Any
+    raw: str | None = None
+    """A block that is not JSON data (a comment, ``data: [DONE]``), kept as it was."""
+
+
+def _read_stream(text: str, jsonl: bool) -> list[_Event]:
+    if jsonl:
+        return [_Event(None, json.loads(line)) for line in text.splitlines() if line.strip()]
+    events = []
+    for block in text.replace("\r\n", "\n").split("\n\n"):
+        if not block.strip():
+            continue
+        name, data = None, []
+        for line in block.split("\n"):
+            if line.startswith("event:"):
+                name = line[6:].strip()
+            elif line.startswith("data:"):
+                data.append(line[5:].lstrip(" "))
+        try:
+            events.append(_Event(name, json.loads("\n".join(data))) if data else _Event(name, None, block))
+        except ValueError:
+            events.append(_Event(name, None, block))
+    return events
+
+
+def _write_stream(events: list[_Event], jsonl: bool) -> str:
+    if jsonl:
+        return "".join(json.dumps(event.data, separators=(",", ":"), ensure_ascii=False) + "\n" for event in events)
+    blocks = []
+    for event in events:
+        if event.raw is not None:
+            blocks.append(event.raw)
+            continue
+        data = json.dumps(event.data, separators=(",", ":"), ensure_ascii=False)
+        blocks.append((f"event: {event.name}\n" if event.name else "") + f"data: {data}")
+    return "\n\n".join(blocks) + "\n\n"
+
+
+def _event_type(event: _Event, shape: Shape) -> str | None:
+    if not isinstance(event.data, dict):
+        return None
+    if shape.event_type == "member":
+        return next(iter(event.data), None) if len(event.data) == 1 else None
+    if shape.event_type is not None:
+        value = event.data.get(shape.event_type)
+        return value if isinstance(value, str) else event.name
+    return None
+
+
+def _event_body(event: _Event, shape: Shape) -> Any:
+    """The object a stream stop pointer reads: a member event's inner object, else the data."""
+    if shape.event_type == "member" and isinstance(event.data, dict) and len(event.data) == 1:
+        return next(iter(event.data.values()))
+    return event.data
+
+
+# --- The generator ---------------------------------------------------------------------------------------------------
+
+def _unseen_item(shape: Shape) -> dict[str, Any]:
+    if shape.item_type is None:
+        return {UNSEEN_MEMBER: {"note": "a part type this release adds"}}
+    return {shape.item_type: UNSEEN, "id": "item_future_1", "note": "an item type this release adds"}
+
+
+def body_mutants(case: Case, turn: int, body: Any, shape: Shape, seen: set[str]) -> Iterator[Mutant]:
+    """The body families for one recorded success body; ``seen`` (object levels already given an unknown field, for
+    the API) keeps ``field.extra`` to one mutant per level."""
+    base = f"{case.id}/turn{turn}/body"
+
+    def make(family: str, change: str, data: Any, where: str = "") -> Mutant:
+        return Mutant(f"{base}/{family}" + (f"@{where}" if where else ""), case.id, turn,
+                      BY_NAME[(family, "body")], change, data)
+
+    yield from _stop_and_item_mutants(body, shape, make)
+    # An item that is a union (one member names it) cannot take a second member: that is an unseen item, above.
+    unions = {*shape.unions, *([f"{_pattern(shape.items)}/*"] if shape.items is not None and shape.item_type is None
+                               else [])}
+    for pointer, _ in _objects(body):
+        level = _pattern(pointer)
+        if level in seen or level in unions:
+            continue
+        seen.add(level)
+        changed = copy.deepcopy(body)
+        target = _get(changed, pointer)
+        target[UNSEEN] = {"note": "a field this release adds"}
+        yield make("field.extra", f"{pointer or '/'}: + {UNSEEN}", changed, pointer or "/")
+    for pointer in shape.optional:
+        if _has(body, pointer):
+            changed = copy.deepcopy(body)
+            parent, key = _parent(changed, pointer)
+            del parent[key]
+            yield make("field.missing", f"{pointer} missing", changed, pointer)
+    if shape.usage is not None and _has(body, shape.usage) and isinstance(_get(body, shape.usage), dict):
+        changed = copy.deepcopy(body)
+        _get(changed, shape.usage)[f"{UNSEEN}_tokens"] = 7
+        yield make("usage.new_counter", f"{shape.usage}: + {UNSEEN}_tokens: 7", changed)
+
+
+def _stop_and_item_mutants(body: Any, shape: Shape, make: Any) -> Iterator[Mutant]:
+    """``stop.unseen``, ``stop.case``, ``item.unseen_alone`` and ``item.unseen_beside`` of one body."""
+    if shape.stop is not None and _has(body, shape.stop) and isinstance(_get(body, shape.stop), str):
+        recorded = _get(body, shape.stop)
+        # A new letter case: upper for a lower-case value, lower for an upper-case one (Gemini's STOP → stop).
+        recased = recorded.upper() if recorded != recorded.upper() else recorded.lower()
+        for family, value in (("stop.unseen", UNSEEN), ("stop.case", recased)):
+            if value == recorded:
+                continue
+            changed = copy.deepcopy(body)
+            _set(changed, shape.stop, value)
+            yield make(family, f"{shape.stop}: {recorded} → {value}", changed)
+    if shape.items is not None and _has(body, shape.items) and isinstance(_get(body, shape.items), list):
+        for family in ("item.unseen_alone", "item.unseen_beside"):
+            changed = copy.deepcopy(body)
+            items = _get(changed, shape.items)
+            if family == "item.unseen_alone":
+                items.clear()
+            items.append(_unseen_item(shape))
+            yield make(family, f"{shape.items}: {'only ' if family.endswith('alone') else ''}an item of type {UNSEEN}",
+                       changed)
+
+
+def error_mutants(case: Case, turn: int, body: Any, shape: Shape) -> Iterator[Mutant]:
+    """``error.new_code``: each code or type the error body names, set to an unseen one."""
+    changed = copy.deepcopy(body)
+    moved = [pointer for pointer in shape.error_code if _has(changed, pointer) and isinstance(
+        _get(changed, pointer), str)]
+    for pointer in moved:
+        _set(changed, pointer, UNSEEN)
+    if moved:
+        yield Mutant(f"{case.id}/turn{turn}/body/error.new_code", case.id, turn, BY_NAME[("error.new_code", "body")],
+                     ", ".join(f"{pointer} → {UNSEEN}" for pointer in moved), changed)
+
+
+def stream_mutants(case: Case, turn: int, text: str, shape: Shape, jsonl: bool, seen: set[str]) -> Iterator[Mutant]:
+    """The stream families for one recorded stream; ``seen`` keeps ``event.extra_field`` to one mutant per event type
+    for the API."""
+    base = f"{case.id}/turn{turn}/stream"
+    events = _read_stream(text, jsonl)
+
+    def make(family: str, change: str, changed: list[_Event], where: str = "") -> Mutant:
+        return Mutant(f"{base}/{family}" + (f"@{where}" if where else ""), case.id, turn,
+                      BY_NAME[(family, "stream")], change, _write_stream(changed, jsonl))
+
+    if shape.event_type is not None and len(events) >= 2:
+        changed = copy.deepcopy(events)
+        if shape.event_type == "member":
+            unseen = _Event(None, {UNSEEN_MEMBER: {"note": "an event type this release adds"}})
+        else:
+            unseen = _Event(UNSEEN if events[0].name else None, {shape.event_type: UNSEEN, "note": "an event type "
+                                                                 "this release adds"})
+        changed.insert(1, unseen)
+        yield make("event.unseen", f"an event of type {UNSEEN} after the first", changed)
+    for index, event in enumerate(events):
+        kind = _event_type(event, shape) if shape.event_type is not None else "chunk"
+        if kind is None or kind in seen or not isinstance(event.data, dict):
+            continue
+        seen.add(kind)
+        changed = copy.deepcopy(events)
+        target = _event_body(changed[index], shape)
+        if isinstance(target, dict):
+            target[UNSEEN] = {"note": "a field this release adds"}
+            yield make("event.extra_field", f"event {index + 1} ({kind}): + {UNSEEN}", changed, kind)
+    for index in reversed(range(len(events))):
+        event = events[index]
+        for wanted, pointer in shape.stream_stop:
+            if wanted is not None and _event_type(event, shape) != wanted:
+                continue
+            body = _event_body(event, shape)
+            if _has(body, pointer) and isinstance(_get(body, pointer), str):
+                changed = copy.deepcopy(events)
+                recorded = _get(body, pointer)
+                _set(_event_body(changed[index], shape), pointer, UNSEEN)
+                yield make("stop.unseen", f"event {index + 1}: {pointer}: {recorded} → {UNSEEN}", changed)
+                return
+
+
+def mutants_for(cases: Sequence[Case], provider: str, shape: Shape | None) -> list[Mutant]:
+    """Every mutant of ``provider``'s recorded turns across ``cases``, in case and turn order."""
+    if shape is None:
+        return []
+    out: list[Mutant] = []
+    seen_levels: set[str] = set()
+    seen_events: set[str] = set()
+    for case in sorted(cases, key=lambda case: case.id):
+        fixtures = case.providers.get(provider)
+        if fixtures is None:
+            continue
+        for number, turn in enumerate(fixtures.turns, start=1):
+            if turn.status >= 400:
+                out += error_mutants(case, number, turn.body, shape)
+                continue
+            if turn.has_body:
+                out += body_mutants(case, number, turn.body, shape, seen_levels)
+            if turn.stream is not None:
+                out += stream_mutants(case, number, turn.stream.read_text(encoding="utf-8"), shape,
+                                      turn.stream.suffix == ".jsonl", seen_events)
+    return out
+
+
+def digest(mutants: Sequence[Mutant]) -> str:
+    """One digest of every mutant's id and bytes: the same fixtures give the same digest."""
+    hashed = hashlib.sha256()
+    for mutant in mutants:
+        data = mutant.data if isinstance(mutant.data, str) else json.dumps(mutant.data, sort_keys=True)
+        hashed.update(f"{mutant.id}\n{data}\n".encode())
+    return hashed.hexdigest()[:16]
+
+
+def mutated_case(case: Case, provider: str, mutant: Mutant, folder: Path) -> Case:
+    """``case`` with the mutant's turn in place of the recorded one, for ``provider`` (a stream written under
+    ``folder``, which the caller removes)."""
+    fixtures = case.providers[provider]
+    turns = list(fixtures.turns)
+    recorded = turns[mutant.turn - 1]
+    if mutant.family.mode == "stream":
+        name = hashlib.sha256(mutant.id.encode()).hexdigest()[:16] + (recorded.stream.suffix if recorded.stream
+                                                                       else ".sse")
+        path = folder / name
+        path.write_text(mutant.data, encoding="utf-8")
+        turns[mutant.turn - 1] = dataclasses.replace(recorded, stream=path, stream_source=f"mutant {mutant.id}")
+    else:
+        turns[mutant.turn - 1] = dataclasses.replace(recorded, body=mutant.data, source=f"mutant {mutant.id}",
+                                                     body_path=None)  # served from the value, not the file
+    return dataclasses.replace(case, providers={**case.providers, provider: ProviderFixtures(
+        turns=tuple(turns), override=fixtures.override)})
+
+
+# --- The rules -------------------------------------------------------------------------------------------------------
+
+Verdict = Literal["held", "unnamed", "guessed", "changed", "crashed"]
+VERDICTS: tuple[Verdict, ...] = ("held", "unnamed", "guessed", "changed", "crashed")
+
+
+def judge(mutant: Mutant, original: dict[str, Any], row: dict[str, Any]) -> tuple[Verdict, str]:
+    """Whether a lane's row for the mutant meets the family's rule, against its row for the recorded case:
+    ``held``; ``unnamed`` (unsupported, but the unseen value not named); ``guessed`` (an unseen stop or item read as
+    a known kind); ``changed`` (an addition that moved the kind or the totals); ``crashed`` (the code under test
+    raised). The second value says what the row read."""
+    if row.get("error"):
+        error = row["error"]
+        return "crashed", f"{error.get('type')}: {str(error.get('message'))[:160]}"
+    turns, before = row.get("turns") or [], original.get("turns") or []
+    if len(turns) < mutant.turn or len(before) < mutant.turn:
+        return "changed", f"the loop ended after turn {len(turns)} ({row.get('outcome')})"
+    turn, was = turns[mutant.turn - 1], before[mutant.turn - 1]
+    read = f"{turn.get('kind')} ({turn.get('raw')})"
+    if mutant.family.rule == "unsupported":
+        if turn.get("kind") != "unsupported":
+            decided = mutant.family.name.startswith("item.") and turn.get("kind") == was.get("kind") in STOP_DECIDES
+            return ("held" if decided else "guessed"), read
+        said = json.dumps([turn.get("raw"), row.get("detail")], default=str)
+        named = UNSEEN in said or UNSEEN_MEMBER in said or was.get("kind") == "unsupported"
+        return ("held" if named else "unnamed"), read
+    if mutant.family.rule == "error_kind":
+        return ("held" if turn.get("kind") in ("retryable_error", "fatal_error") else "changed"), read
+    if turn.get("kind") == was.get("kind"):
+        if mutant.family.rule == "same_usage" and turn.get("usage") != was.get("usage"):
+            return "changed", f"usage {was.get('usage')} → {turn.get('usage')}"
+        return "held", read
+    if mutant.family.rule == "same_kind_or_unsupported" and turn.get("kind") == "unsupported":
+        return "held", read
+    return "changed", f"{was.get('kind')} → {read}"
+
+
+# --- The matrix ------------------------------------------------------------------------------------------------------
+
+def family_key(family: Family) -> str:
+    """``stop.unseen (body)``: a family in one mode, a column of the matrix."""
+    return f"{family.name} ({family.mode})"
+
+
+@dataclass
+class Matrix:
+    """What every lane did with every mutant: counts per lane and family, and each mutant a lane did not hold."""
+
+    mutants: dict[str, int] = dataclasses.field(default_factory=dict)
+    """Mutants per API."""
+    digests: dict[str, str] = dataclasses.field(default_factory=dict)
+    """Per API, the digest of its mutants (``digest``): the same fixtures give the same one."""
+    lanes: dict[str, dict[str, dict[str, int]]] = dataclasses.field(default_factory=dict)
+    """Lane → family key → verdict → count."""
+    not_held: list[dict[str, str]] = dataclasses.field(default_factory=list)
+    """Each mutant a lane did not hold: lane, mutant, family, verdict, what it read, the change."""
+
+    def add(self, lane: str, mutant: Mutant, verdict: Verdict, read: str) -> None:
+        """Count one lane's verdict on one mutant."""
+        cell = self.lanes.setdefault(lane, {}).setdefault(family_key(mutant.family), dict.fromkeys(VERDICTS, 0))
+        cell[verdict] += 1
+        if verdict != "held":
+            self.not_held.append({"lane": lane, "mutant": mutant.id, "family": family_key(mutant.family),
+                                  "verdict": verdict, "read": read, "change": mutant.change})
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report's ``forward`` section."""
+        return {"rules": {family_key(family): RULES[family.rule] for family in FAMILIES},
+                "mutants": dict(sorted(self.mutants.items())), "digests": dict(sorted(self.digests.items())),
+                "lanes": {lane: dict(sorted(cells.items())) for lane, cells in sorted(self.lanes.items())},
+                "not_held": sorted(self.not_held, key=lambda entry: (entry["lane"], entry["mutant"]))}
+
