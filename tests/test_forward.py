@@ -1,0 +1,210 @@
+"""Forward-compatibility mutants (docs/forward.md): the generator is deterministic and keeps each wire shape valid,
+every reference adapter holds every mutant, a naive adapter shows guessed and crashed cells, the counts and the SDK
+measurements in the docs are what the code gives, and the diff gates a lane that stops holding."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.engine import forward
+from conformance.engine.cases import load_cases
+from conformance.engine.registry import builtin_adapters
+from conformance.kit.types import Text, ToolCalls
+from conformance.report.build import SCHEMA_VERSION, render_markdown
+from conformance.report.diff import forward_changes
+from conformance.report.html import render_html
+from conformance.session import Run
+from tests.helpers import CASES, cli
+
+ADAPTERS = builtin_adapters()
+CASE_LIST = load_cases([CASES])
+DOC = (Path(__file__).parent.parent / "docs/forward.md").read_text(encoding="utf-8")
+
+
+def mutants(provider: str, cases: Any = CASE_LIST) -> list[forward.Mutant]:
+    wire = ADAPTERS[provider].wire
+    assert wire is not None
+    return forward.mutants_for(cases, provider, wire.shape)
+
+
+@pytest.mark.parametrize("provider", sorted(ADAPTERS))
+def test_the_same_fixtures_give_the_same_mutants_byte_for_byte(provider: str, tmp_path: Path) -> None:
+    shutil.copytree(CASES, tmp_path / "cases")
+    again = mutants(provider, load_cases([tmp_path / "cases"]))
+    first = mutants(provider)
+    assert [mutant.id for mutant in again] == [mutant.id for mutant in first]
+    assert forward.digest(again) == forward.digest(first)
+    assert len({mutant.id for mutant in first}) == len(first)  # ids are unique within an API
+
+
+@pytest.mark.parametrize("provider", sorted(ADAPTERS))
+def test_every_mutant_is_the_recorded_turn_with_one_change_and_its_framing_intact(provider: str) -> None:
+    by_case = {case.id: case for case in CASE_LIST}
+    for mutant in mutants(provider):
+        turn = by_case[mutant.case].providers[provider].turns[mutant.turn - 1]
+        if mutant.family.mode == "body":
+            original = turn.body
+            assert json.loads(json.dumps(mutant.data)) == mutant.data and mutant.data != original, mutant.id
+            continue
+        assert turn.stream is not None
+        recorded = turn.stream.read_text(encoding="utf-8")
+        jsonl = turn.stream.suffix == ".jsonl"
+        if jsonl:  # one JSON object per line, and the binary event stream still encodes it
+            assert all(isinstance(json.loads(line), dict) for line in mutant.data.splitlines()), mutant.id
+            wire = ADAPTERS[provider].wire
+            assert wire is not None and wire.encode_stream is not None
+            assert list(wire.encode_stream(mutant.data.encode()))
+        else:  # every block is an optional `event:` line and one JSON `data:` line, or kept as it was recorded
+            for block in mutant.data.split("\n\n"):
+                lines = [line for line in block.split("\n") if line]
+                data = [line for line in lines if line.startswith("data: ")]
+                if data and data[0] != "data: [DONE]":
+                    json.loads(data[0][6:])
+        # The events are the recorded ones plus, or with, the one change: as many, or one more for an added event.
+        events, recorded_events = forward._read_stream(mutant.data, jsonl), forward._read_stream(recorded, jsonl)
+        assert len(events) == len(recorded_events) + (mutant.family.name == "event.unseen"), mutant.id
+        differing = [index for index, (a, b) in enumerate(zip(events, recorded_events, strict=False))
+                     if (a.data, a.name) != (b.data, b.name)]
+        if mutant.family.name != "event.unseen":
+            assert len(differing) == 1, (mutant.id, differing)
+
+
+def test_every_reference_adapter_holds_every_mutant_and_the_counts_are_the_documented_ones() -> None:
+    section = Run.configure().forward(CASE_LIST)
+    not_held = [(entry["lane"], entry["mutant"], entry["verdict"], entry["read"]) for entry in section["not_held"]]
+    assert not_held == []
+    assert sum(section["mutants"].values()) == 1715 and "hold all 1,715 mutants" in DOC
+    table = re.search(r"\| family \| openai-responses .*?\n\| \*\*all\*\*.*?\n", DOC, re.S)
+    assert table is not None
+    header, _, *lines = table[0].strip().splitlines()
+    apis = [cell.strip() for cell in header.strip("|").split("|")[1:]]
+    for line in lines[:-1]:
+        family, *cells = [cell.strip() for cell in line.strip("|").split("|")]
+        for api, cell in zip(apis, cells, strict=True):
+            got = sum(section["lanes"][api].get(family, {}).values())
+            assert got == int(cell), (family, api, got, cell)
+    totals = [cell.strip("* ") for cell in lines[-1].strip("|").split("|")[1:]]
+    assert [str(section["mutants"][api]) for api in apis] == totals
+
+
+def test_a_naive_adapter_guesses_and_crashes_in_named_cells() -> None:
+    """Exact enum comparisons, `else: text`, and an item read by the key its known types have."""
+    anthropic = ADAPTERS["anthropic-messages"]
+
+    def naive(body: Any) -> Any:
+        if body["stop_reason"] == "tool_use":
+            return anthropic.classify_body(body)
+        text = "".join(block["text"] for block in body["content"])  # KeyError on a block that has no text
+        return Text(raw=f"stop_reason={body['stop_reason']}", text=text)
+
+    team = dataclasses.replace(anthropic, id="naive-anthropic", classify_body=naive)
+    run = Run.configure()
+    run.adapters = {"anthropic-messages": team}
+    section = run.forward([case for case in CASE_LIST if case.id in ("normal", "truncation", "refusal")])
+    cells = section["lanes"]["anthropic-messages"]
+    assert cells["stop.unseen (body)"]["guessed"] == 3  # normal's answer, the truncation, the refusal: read as text
+    assert cells["item.unseen_alone (body)"]["crashed"] >= 2
+    crashed = [entry for entry in section["not_held"] if entry["verdict"] == "crashed"]
+    assert crashed and crashed[0]["read"].startswith("KeyError: ")
+    assert cells["field.extra (body)"]["held"] == sum(cells["field.extra (body)"].values())
+    markdown = render_markdown({**_report(), "forward": section})
+    assert "## Survives the next release" in markdown
+    # normal's turn 1 (tool_use → future_release) reaches the text reading and raises: 1 crashed.
+    assert re.search(r"\| stop\.unseen \(body\) \| .*? \| ❌ 0/4 \(3 guessed, 1 crashed\) \|", markdown)
+
+
+def _report() -> dict[str, Any]:
+    return {"summary": {"rows": 0, "passed": 0, "failed": 0, "cases": 0}, "providers": [], "results": [],
+            "differs": [], "findings": []}
+
+
+def test_a_report_without_mutants_has_no_section_and_its_page_is_unchanged() -> None:
+    plain = _report()
+    assert "Survives the next release" not in render_markdown(plain)
+    page = render_html(plain)
+    assert '"forward"' not in page.split('id="report-data">')[1].split("</script>")[0]
+    section = Run.configure().forward([case for case in CASE_LIST if case.id == "normal"])
+    with_forward = render_html({**plain, "forward": section})
+    data = with_forward.split('id="report-data">')[1].split("</script>")[0]
+    assert '"forward": {"lanes": {' in data and "not_held" not in data
+
+
+def test_the_diff_gates_a_lane_that_stops_holding(tmp_path: Path) -> None:
+    chat = ADAPTERS["openai-chat"]
+
+    def folds_unknown_stops(body: Any) -> Any:  # LiteLLM's "Unmapped finish_reason …, defaulting to 'stop'"
+        read = chat.classify_body(body)
+        if isinstance(read, ToolCalls):
+            return read
+        return Text(raw=read.raw, text=getattr(read, "text", None) or "", usage=read.usage)
+
+    cases = [case for case in CASE_LIST if case.id in ("normal", "refusal")]
+    good = Run.configure(providers=["openai-chat"]).forward(cases)
+    run = Run.configure(providers=["openai-chat"])
+    run.adapters = {"openai-chat": dataclasses.replace(chat, classify_body=folds_unknown_stops)}
+    bad = run.forward(cases)
+    paths = []
+    for name, section in (("old", good), ("new", bad)):
+        path = tmp_path / f"{name}.json"
+        report = json.loads(json.dumps({"schema_version": SCHEMA_VERSION, **_report(), "forward": section}))
+        path.write_text(json.dumps(report))
+        paths.append(path)
+    (change,) = [change for change in forward_changes(*paths) if change.key[0] == "stop.unseen (body)"]
+    assert change.label == "regression" and change.key[1:] == ("openai-chat", "mutants")
+    assert re.fullmatch(r"mutants stop\.unseen \(body\): held (\d+)/\1 → \d+/\1 \(\d+ guessed\)", change.notes[0])
+    (back,) = [change for change in forward_changes(*reversed(paths)) if change.key[0] == "stop.unseen (body)"]
+    assert back.label == "improvement"
+    without = tmp_path / "plain.json"
+    without.write_text(json.dumps({"schema_version": SCHEMA_VERSION, **_report()}))
+    assert forward_changes(without, paths[1]) == []
+
+
+def test_run_mutants_writes_the_section_and_the_diff_of_two_runs_exits_1_on_a_lost_cell(tmp_path: Path) -> None:
+    first = cli("run", "--no-config", "--cases", str(CASES), "--provider", "openai-chat", "--case", "normal",
+                "--mutants", "--report-dir", str(tmp_path / "a"))
+    assert first.returncode == 0, first.stderr
+    report = json.loads((tmp_path / "a/report.json").read_text())
+    assert set(report["forward"]["lanes"]) == {"openai-chat"} and report["forward"]["not_held"] == []
+    assert "## Survives the next release" in (tmp_path / "a/report.md").read_text()
+    broken = copy.deepcopy(report)
+    broken["forward"]["lanes"]["openai-chat"]["stop.unseen (body)"] = {"held": 0, "unnamed": 0, "guessed": 2,
+                                                                        "changed": 0, "crashed": 0}
+    (tmp_path / "b.json").write_text(json.dumps(broken))
+    diff = cli("diff", str(tmp_path / "a/report.json"), str(tmp_path / "b.json"))
+    assert diff.returncode == 1 and "mutants stop.unseen (body): held 2/2 → 0/2 (2 guessed)" in diff.stdout
+
+
+def test_what_the_sdk_stacks_do_with_the_next_release_is_what_the_docs_say() -> None:
+    """docs/forward.md, "What the lanes do today", over three cases (the whole set is `conformance run --mutants
+    --stack sdks`)."""
+    for module in ("openai", "anthropic", "google.genai", "boto3"):
+        pytest.importorskip(module)
+    run = Run.configure(stacks=["sdks"])
+    stacks = {stack.row_id for stack in run.stacks}
+    section = run.forward([case for case in CASE_LIST if case.id in ("normal", "cached_usage", "refusal")], stacks)
+    lanes = section["lanes"]
+
+    def not_held(lane: str) -> dict[str, dict[str, int]]:
+        return {family: {verdict: count for verdict, count in cell.items() if verdict != "held" and count}
+                for family, cell in lanes[lane].items() if cell["held"] != sum(cell.values())}
+
+    for lane in ("openai-chat@openai-sdk", "openai-responses@openai-sdk", "anthropic-messages@anthropic-sdk"):
+        assert not_held(lane) == {}, lane
+    genai = not_held("gemini@google-genai")
+    assert set(genai) == {"item.unseen_alone (body)", "item.unseen_beside (body)"}
+    assert all(set(cell) == {"guessed"} for cell in genai.values())
+    reads = {entry["read"].split(" ")[0] for entry in section["not_held"] if entry["lane"] == "gemini@google-genai"}
+    assert reads <= {"empty", "tool_calls", "text", "refusal"} and "empty" in reads
+    boto = not_held("bedrock-converse@boto3")
+    assert set(boto) == {"item.unseen_alone (body)", "item.unseen_beside (body)"}
+    assert all(set(cell) == {"unnamed"} for cell in boto.values())
+    assert all("SDK_UNKNOWN_MEMBER" in entry["read"] for entry in section["not_held"]
+               if entry["lane"] == "bedrock-converse@boto3")
