@@ -1,0 +1,62 @@
+"""Wire drift on re-recording (docs/record.md, "Drift"): what a new set of recordings carries that the previous one
+never had, with whether the adapter reads it, and the turns whose classification moved."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from tests.helpers import CASES, cli
+
+
+def test_a_rerecording_with_a_new_field_stop_value_and_block_type_names_all_three(tmp_path: Path) -> None:
+    old, new = tmp_path / "old", tmp_path / "new"
+    for folder in (old, new):
+        folder.mkdir()
+        shutil.copy(CASES / "world.yaml", folder / "world.yaml")
+        shutil.copytree(CASES / "normal", folder / "normal")
+    turn = new / "normal/anthropic-messages/turn2.json"
+    body = json.loads(turn.read_text())
+    body["content"][0]["confidence_v2"] = {"score": 0.9}  # a field the previous set never had
+    body["content"].append({"type": "answer_card", "title": "Order ORD-1001"})  # a block type it never had
+    body["stop_reason"] = "answer_complete"  # and a stop value
+    body["usage"]["answer_tokens"] = 12  # a counter that appeared
+    del body["usage"]["service_tier"]
+    turn.write_text(json.dumps(body))
+    result = cli("drift", str(old), str(new), "--provider", "anthropic-messages")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    where = "new/normal/anthropic-messages/turn2.json"
+    assert any(line.startswith("anthropic-messages: new key path /content/*/confidence_v2 (") and where in line
+               and line.endswith("the adapter does not read it)") for line in lines), lines
+    assert any(line.startswith("anthropic-messages: new stop value answer_complete (")
+               and line.endswith("the adapter does not read it)") for line in lines), lines
+    assert any(line.startswith("anthropic-messages: new item type answer_card (") for line in lines), lines
+    assert any(line.startswith("anthropic-messages: new counter /answer_tokens (") for line in lines), lines
+    assert any(line.startswith("moved: anthropic-messages: normal turn 2 (body): text (stop_reason=end_turn) → "
+                               "unsupported") for line in lines), lines
+    again = cli("drift", str(new), str(old), "--provider", "anthropic-messages")
+    assert "anthropic-messages: counter gone /answer_tokens" in again.stdout
+
+
+def test_a_field_the_adapter_reads_is_said_to_be_read(tmp_path: Path) -> None:
+    """A recording set that first carries the cache-read count: the adapter totals it, and the drift says so."""
+    old, new = tmp_path / "old", tmp_path / "new"
+    for folder in (old, new):
+        folder.mkdir()
+        shutil.copy(CASES / "world.yaml", folder / "world.yaml")
+        shutil.copytree(CASES / "normal", folder / "normal")
+    for path in (old / "normal/anthropic-messages").glob("turn*.json"):
+        body = json.loads(path.read_text())
+        del body["usage"]["cache_read_input_tokens"]
+        path.write_text(json.dumps(body))
+    result = cli("drift", str(old), str(new), "--provider", "anthropic-messages")
+    assert any(line.startswith("anthropic-messages: new counter /cache_read_input_tokens (")
+               and line.endswith("the adapter reads it)") for line in result.stdout.splitlines()), result.stdout
+
+
+def test_the_same_recordings_have_no_drift(tmp_path: Path) -> None:
+    result = cli("drift", str(CASES), str(CASES))
+    assert result.returncode == 0 and result.stdout.strip().endswith("never had")
+    assert result.stdout.strip().startswith("0 new thing(s)")
