@@ -52,6 +52,8 @@ _RUN_KEY = pytest.StashKey[Run]()
 _WORKER_ROWS = "conformance_rows"
 _WORKER_FILES = "conformance_fixture_files"
 _FILES_KEY = pytest.StashKey[dict[str, str]]()
+_WORKER_PROVENANCE = "conformance_fixture_provenance"
+_PROVENANCE_KEY = pytest.StashKey[dict[str, str]]()
 _WORKER_SHARD = "conformance_shard"
 _IDS_KEY = pytest.StashKey[dict[str, str]]()
 _DESELECTED_KEY = pytest.StashKey[int]()
@@ -101,6 +103,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                   help="provider ids every case must have fixtures for ('all': every loaded adapter)")
     parser.addini("conformance_python_tools", default="",
                   help="allow: let python tools named in world.yaml run (they run code from the cases folder)")
+    parser.addini("conformance_max_age_days", default="",
+                  help="conformance validate fails on recordings older than this many days (docs/record.md)")
     parser.addini("conformance_bundled", default="",
                   help="a folder of this repository: the bundled cases run through your adapters and stacks too, "
                        "their snapshots kept there (<folder>/__snapshots__/)")
@@ -487,6 +491,7 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
     if rows:
         run.rows.extend(json.loads(rows))  # a list of row texts
         node.config.stash.setdefault(_FILES_KEY, {}).update(json.loads(output.get(_WORKER_FILES, "{}")))
+        node.config.stash.setdefault(_PROVENANCE_KEY, {}).update(json.loads(output.get(_WORKER_PROVENANCE, "{}")))
     if output.get(_WORKER_SHARD):
         run.shard = json.loads(output[_WORKER_SHARD])  # every worker plans alike
 
@@ -503,6 +508,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int | pytest.ExitC
         # writes files.
         workeroutput[_WORKER_ROWS] = json.dumps(run.rows)
         workeroutput[_WORKER_FILES] = json.dumps(run.fixture_files(_collected(config)))
+        workeroutput[_WORKER_PROVENANCE] = json.dumps(run.fixture_provenance(_collected(config)))
         if run.shard is not None:
             workeroutput[_WORKER_SHARD] = json.dumps(run.shard)
         return
@@ -520,8 +526,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int | pytest.ExitC
         return
     # The controller of an xdist session collected nothing: its workers sent the fixture files with the rows.
     files = config.stash[_FILES_KEY] if _FILES_KEY in config.stash else run.fixture_files(_collected(config))
+    provenance = config.stash[_PROVENANCE_KEY] if _PROVENANCE_KEY in config.stash else run.fixture_provenance(
+        _collected(config))
     try:
-        run.write(run.report(files, _selection(config)), config.rootpath / directory)
+        run.write(run.report(files, _selection(config), provenance=provenance), config.rootpath / directory)
     except InputError as error:
         for problem in error.problems:
             _say(config, terminal_safe(f"conformance: error: {problem}"))

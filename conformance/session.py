@@ -20,6 +20,7 @@ from typing import Any
 from conformance.engine.cases import Case, base_provider, load_cases
 from conformance.engine.fixtures import fixture_files
 from conformance.engine.plan import Planned, plan_case
+from conformance.engine.provenance import ages, provenance_of
 from conformance.engine.registry import select_adapters
 from conformance.engine.rows import Mode, Row
 from conformance.engine.runner import run_case_with_requests
@@ -111,14 +112,19 @@ class Run:
         self.rows.append(json.dumps(row, separators=(",", ":")))
         self.ran.add((row["case"], row["provider"]))
 
+    def fixture_provenance(self, cases: Iterable[Case]) -> dict[str, str]:
+        """What is known of the origin of each fixture file the (case, lane) pairs that ran used
+        (``conformance.engine.provenance``)."""
+        return provenance_of(list(cases), sorted(self.ran))
+
     def fixture_files(self, cases: Iterable[Case]) -> dict[str, str]:
         """The fixture files behind the (case, lane) pairs that ran."""
         return fixture_files(list(cases), sorted(self.ran))
 
     def report(self, files: Mapping[str, str], selection: Mapping[str, Any] | None = None,
-               rows: Collection[str] | None = None) -> dict[str, Any]:
+               rows: Collection[str] | None = None, provenance: Mapping[str, str] | None = None) -> dict[str, Any]:
         """The report of the rows kept (or of ``rows``, JSON texts another process made): its lanes are those of
-        the rows."""
+        the rows. ``provenance``: each fixture file's (``fixture_provenance``), for the age of the recordings."""
         from conformance.report.build import build_report  # noqa: PLC0415 - the report layer loads at the end
 
         texts = self.rows if rows is None else rows
@@ -128,10 +134,14 @@ class Run:
         try:
             parsed: list[Row] = [json.loads(text) for text in texts]
             lanes = sorted({row["provider"] for row in parsed})
-            return build_report(parsed, lanes, self.stacks, dict(files), self.shard, dict(selection or {}) or None)
+            report = build_report(parsed, lanes, self.stacks, dict(files), self.shard, dict(selection or {}) or None)
         finally:
             if collecting:
                 gc.enable()
+        recordings = ages(provenance or {})  # how old the recordings behind the rows are, when any has provenance
+        if recordings:
+            report["measured"]["recordings"] = recordings
+        return report
 
     def forward(self, cases: Sequence[Case], lanes: Collection[str] | None = None) -> dict[str, Any]:
         """The forward-compatibility matrix (``conformance.engine.forward``, docs/forward.md): every mutant of each

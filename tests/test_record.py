@@ -14,7 +14,9 @@ from typing import Any
 import pytest
 import yaml
 
+from conformance import __version__
 from conformance.engine.cases import load_cases
+from conformance.engine.provenance import SIDECAR
 from conformance.engine.registry import builtin_adapters
 from conformance.engine.runner import run_case
 from conformance.errors import InputError
@@ -80,7 +82,7 @@ def test_recording_a_bundled_case_reproduces_its_fixtures_byte_for_byte(tmp_path
                      "--record-mode", "all")
     assert result.returncode == 0, result.stderr
     originals = sorted(path.name for path in (CASES / "normal" / provider).iterdir())
-    assert sorted(path.name for path in folder.iterdir() if path.is_file()) == originals
+    assert sorted(path.name for path in folder.iterdir() if path.is_file() and path.name != SIDECAR) == originals
     assert len(originals) == 4  # two turns, body and stream (Bedrock's as .jsonl, decoded from the binary frames)
     for name in originals:
         assert (folder / name).read_bytes() == (CASES / "normal" / provider / name).read_bytes(), name
@@ -135,7 +137,8 @@ def test_a_new_case_starts_from_no_recording(tmp_path: Path, upstream: Backgroun
             if listed else "record one: conformance record --case normal --provider ID") in before.stderr
     result = _record(root, "normal", "openai-chat", f"{upstream.base}/s/{{case}}/{{provider}}/{{mode}}")
     assert result.returncode == 0, result.stderr
-    recorded = sorted(path.name for path in (root / "normal" / "openai-chat").iterdir() if path.is_file())
+    recorded = sorted(path.name for path in (root / "normal" / "openai-chat").iterdir()
+                      if path.is_file() and path.name != SIDECAR)
     assert recorded == sorted(path.name for path in (CASES / "normal" / "openai-chat").iterdir() if path.is_file())
     assert ("add `openai-chat: {}` under providers:" in result.stdout) is not listed
     spec["providers"] = {"openai-chat": {}}
@@ -154,8 +157,9 @@ def test_record_in_an_init_repository_records_the_teams_adapter(tmp_path: Path, 
                  f"openai-chat={upstream.base}/s/normal/openai-chat/{{mode}}", "--record-mode", "all", cwd=tmp_path,
                  env=RECORDER_CREDENTIALS)
     assert result.returncode == 0, result.stderr
-    assert "[app-openai-chat]: wrote 8 file(s)" in result.stdout  # two turns, body and stream, and their requests
-    recorded = sorted(path.name for path in folder.iterdir() if path.is_file())
+    # Two turns, body and stream, their requests, and the provenance sidecar.
+    assert "[app-openai-chat]: wrote 9 file(s)" in result.stdout
+    recorded = sorted(path.name for path in folder.iterdir() if path.is_file() and path.name != SIDECAR)
     assert recorded == sorted(path.name for path in (CASES / "normal/openai-chat").iterdir() if path.is_file())
     for name in recorded:  # the vendor's answers to the same task, byte for byte
         assert (folder / name).read_bytes() == (CASES / "normal/openai-chat" / name).read_bytes(), name
@@ -537,7 +541,13 @@ def test_a_model_variant_is_recorded_beside_the_provider_run_as_its_own_column_a
     assert result.returncode == 0, result.stderr
     variant = root / "normal" / "openai-chat~gpt-5.5-mini"
     assert sorted(path.name for path in variant.iterdir() if path.is_file()) == [
-        "turn1.json", "turn1.sse", "turn2.json", "turn2.sse"]
+        "provenance.json", "turn1.json", "turn1.sse", "turn2.json", "turn2.sse"]
+    # Where each turn came from: the model it was recorded against, a loopback upstream, the client, the suite.
+    provenance = json.loads((variant / "provenance.json").read_text())["turns"]
+    assert sorted(provenance) == ["turn1.json", "turn1.sse", "turn2.json", "turn2.sse"]
+    entry = provenance["turn1.json"]
+    assert (entry["model"], entry["host"], entry["suite"]) == ("gpt-5.5-mini", "loopback", __version__)
+    assert entry["client"].startswith("openai-chat@openai-sdk (openai ") and entry["recorded_at"].endswith("Z")
     assert json.loads((variant / "requests" / "turn1.body.json").read_text())["model"] == "gpt-5.5-mini"
     # Tell the two apart: the variant's first answer stops early.
     body = json.loads((variant / "turn1.json").read_text())

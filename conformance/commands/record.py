@@ -168,12 +168,38 @@ def record_cases(cases: list[Case], provider: str, upstreams: dict[str, str], re
             raise InputError([Problem(str(folder), None, f"case {listed.id} [{provider}]: {problem}; nothing was "
                                       "written, the recorded files are kept", "fix what the upstream says (a key, a "
                                       "quota, an outage) and record again") for problem in unexpected])
-        written = write_fixtures(folder, staged, replace=modes if record_mode == "all" else ())
+        replace = modes if record_mode == "all" else ()
+        staged = [*staged, _provenance(folder, staged, replace, case, stack, upstreams.get(provider, ""))]
+        written = write_fixtures(folder, staged, replace=replace)
         lines.append(f"conformance record: {case.id} [{provider}]: wrote {len(written)} file(s) in {folder}")
         if provider not in listed.providers:
             lines.append(f"  add `{provider}: {{}}` under providers: in {case.path} to run them"
                          + (" (and its variants)" if variant else ""))
     return lines
+
+
+def _provenance(folder: Path, staged: list[Staged], replace: tuple[Mode, ...] | tuple[()], case: Case, stack: Any,
+                upstream: str) -> Staged:
+    """The provider folder's ``provenance.json``: an entry for each turn file recorded now, and the entries of the
+    turn files the recording keeps (docs/record.md, "Provenance and age")."""
+    from conformance import __version__
+    from conformance.engine.fixtures import CONVENTION
+    from conformance.engine.provenance import SIDECAR, entry, read
+    from conformance.replay.record import MODE_FILES, Staged
+
+    kept: dict[str, Any] = {}
+    try:
+        old = read(folder / SIDECAR) if (folder / SIDECAR).is_file() else {}
+    except (OSError, ValueError):
+        old = {}
+    replaced = [pattern for mode in replace for pattern in MODE_FILES[mode]] + (["turn*.error.json"] if replace else [])
+    if isinstance(old, dict) and isinstance(old.get("turns"), dict):
+        kept = {name: value for name, value in old["turns"].items() if (folder / name).is_file()
+                and not any(fnmatch.fnmatchcase(name, pattern) for pattern in replaced)}
+    versions = ", ".join(f"{name} {version}" for name, version in stack.versions().items() if version)
+    now = entry(case.task.model, upstream, f"{stack.row_id}" + (f" ({versions})" if versions else ""), __version__)
+    turns = {**kept, **{item.name: now for item in staged if CONVENTION.fullmatch(item.name)}}
+    return Staged(SIDECAR, (json.dumps({"turns": dict(sorted(turns.items()))}, indent=2) + "\n").encode())
 
 
 def unexpected_errors(case: Case, provider: str, staged: list[Staged], reader: Adapter | None = None) -> list[str]:

@@ -82,7 +82,7 @@ def run(arguments: argparse.Namespace) -> int:
             session.execute(item)
     selection = {name: value for name, value in (("case", arguments.case), ("keyword", arguments.keyword),
                                                  ("mode", arguments.mode), ("provider", arguments.provider)) if value}
-    report = session.report(session.fixture_files(cases), selection)
+    report = session.report(session.fixture_files(cases), selection, provenance=session.fixture_provenance(cases))
     if arguments.mutants:  # the same cases and lanes, each recorded turn changed as a next release would
         chosen = {item.case.id for item in items}
         report["forward"] = session.forward([case for case in cases if case.id in chosen],

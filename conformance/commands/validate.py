@@ -16,6 +16,9 @@ def add_parser(commands: Any) -> None:
     """``conformance validate``'s options."""
     validate = commands.add_parser("validate", help="check case files and the fixtures they name")
     add_case_options(validate)
+    validate.add_argument("--max-age", type=int, metavar="DAYS",
+                          help="fail on recordings older than this, by their provenance (default: the "
+                               "conformance_max_age_days setting; none: no limit)")
 
 
 def run(arguments: argparse.Namespace) -> int:
@@ -51,9 +54,27 @@ def run(arguments: argparse.Namespace) -> int:
         for failure in row["failures"]:
             print(terminal_safe(f"{row['case']} [{row['provider']}, {row['mode']}]: {failure}"), file=sys.stderr)
     fixtures = sum(len(fixtures.turns) for case in cases for fixtures in case.providers.values())
-    if failing:
-        print(f"{len(failing)} case item(s) do not meet their expectation ({len(cases)} cases, {fixtures} recorded "
-              "turns)", file=sys.stderr)
+    max_age = arguments.max_age if arguments.max_age is not None else config.settings.max_age_days
+    old = _too_old(used, max_age) if max_age is not None else []
+    if failing or old:
+        if failing:
+            print(f"{len(failing)} case item(s) do not meet their expectation ({len(cases)} cases, {fixtures} "
+                  "recorded turns)", file=sys.stderr)
         return EXIT_FAILED
     print(f"ok: {len(cases)} cases, {fixtures} recorded turns")
     return EXIT_OK
+
+
+def _too_old(used: set[Path], max_age: int) -> list[str]:
+    """Print and return each recording older than ``max_age`` days, by its provenance (docs/record.md)."""
+    from conformance.engine.fixtures import shown_path
+    from conformance.engine.provenance import too_old
+
+    old = too_old([shown_path(path) for path in sorted(used) if path.name.startswith("turn")], max_age)
+    for path, days, when in old:
+        print(terminal_safe(f"error: {path}: recorded {days} days ago ({when}), older than the {max_age}-day limit. "
+                            "Fix: record it again (conformance record --record-mode all), or raise the limit"),
+              file=sys.stderr)
+    if old:
+        print(f"{len(old)} recording(s) older than {max_age} days", file=sys.stderr)
+    return [path for path, _, _ in old]

@@ -9,7 +9,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conformance.engine.fixtures import RecordedTurn, conventional_turns, forget_folders, load_turn, shown_path
+from conformance.engine.fixtures import (
+    CONVENTION,
+    RecordedTurn,
+    conventional_turns,
+    forget_folders,
+    load_turn,
+    shown_path,
+)
+from conformance.engine.provenance import SIDECAR, check
 from conformance.engine.pytool import PythonTool, python_tool_problem
 from conformance.engine.registry import BUILTIN
 from conformance.engine.rows import VARIANT, Lane
@@ -111,6 +119,7 @@ def load_cases(roots: list[Path], *, max_file_bytes: int = MAX_FILE_BYTES,
     known = frozenset(BUILTIN if known_providers is None else known_providers)
     for root in roots:
         world = _load_world(root, problems, max_file_bytes)
+        _check_root_sidecar(root, problems)
         for path in discover([root]):
             case = _load_case(path, root, world, problems, max_file_bytes, known, unrecorded)
             if case is None:
@@ -124,6 +133,19 @@ def load_cases(roots: list[Path], *, max_file_bytes: int = MAX_FILE_BYTES,
     if problems:
         raise InputError(problems)
     return sorted(cases, key=lambda case: case.id)
+
+
+def _check_root_sidecar(root: Path, problems: list[Problem]) -> None:
+    """A cases folder's ``provenance.json`` says its fixtures are hand-written, and why."""
+    sidecar = root / SIDECAR
+    if sidecar.is_file():
+        shown = shown_path(sidecar)
+        document = check(sidecar, [], lambda pointer, message, fix: problems.append(
+            Problem(shown, None, message, fix, pointer)))
+        if document is not None and document.get("hand_written") is not True:
+            problems.append(Problem(shown, None, "a cases folder's provenance.json only says hand_written",
+                                    'write {"hand_written": true, "why": "..."}; recordings keep theirs in each '
+                                    "provider folder"))
 
 
 def _load_world(root: Path, problems: list[Problem], max_file_bytes: int) -> World | None:
@@ -225,6 +247,8 @@ def _load_case(path: Path, root: Path, world: World | None, problems: list[Probl
             recorded = load_turn(turn, path, resolved_root, pointer, problem, max_file_bytes)
             if recorded is not None:
                 turns.append(recorded)
+        if "turns" not in spec:
+            _check_sidecar(path.parent / provider, found)
         override = spec.get("expect")
         providers[provider] = ProviderFixtures(
             turns=tuple(turns),
@@ -270,6 +294,17 @@ def _load_case(path: Path, root: Path, world: World | None, problems: list[Probl
         providers=providers,
         world=world,
     )
+
+
+def _check_sidecar(folder: Path, found: list[Problem]) -> None:
+    """A provider folder's ``provenance.json``, when it has one, is well formed (``conformance.engine.provenance``)."""
+    sidecar = folder / SIDECAR
+    if not sidecar.is_file():
+        return
+    shown = shown_path(sidecar)
+    turn_files = [entry.name for entry in folder.iterdir() if CONVENTION.fullmatch(entry.name)]
+    check(sidecar, turn_files, lambda pointer, message, fix: found.append(Problem(shown, None, message, fix,
+                                                                                  pointer)))
 
 
 def _has_turn_files(case_path: Path, provider: str) -> bool:

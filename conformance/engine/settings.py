@@ -57,6 +57,8 @@ class Settings:
     run through its adapters and stacks too (None: they do not)."""
     pythonpath: tuple[Path, ...] = ()
     """pytest's ``pythonpath``: folders put first on ``sys.path`` (where the adapters named here import from)."""
+    max_age_days: int | None = None
+    """``conformance_max_age_days``: ``conformance validate`` fails on recordings older than this (docs/record.md)."""
 
 
 def find_config(start: Path) -> tuple[Path, str | None] | None:
@@ -103,7 +105,14 @@ def read_settings(start: Path) -> Settings:
     if not isinstance(bundled, str):
         raise InputError([Problem(str(path), None, "conformance_bundled is not a string",
                                   'write it as conformance_bundled = "conformance_bundled" (a folder)')])
+    age = values.get("conformance_max_age_days", "")
+    if isinstance(age, str) and age.strip().isdigit():
+        age = int(age.strip())
+    if age != "" and (not isinstance(age, int) or isinstance(age, bool) or age < 0):
+        raise InputError([Problem(str(path), None, "conformance_max_age_days is not a number of days",
+                                  "write it as conformance_max_age_days = 90")])
     return Settings(
+        max_age_days=age if isinstance(age, int) else None,
         bundled=root / bundled.strip() if bundled.strip() else None,
         root=root, source=path,
         cases=tuple(root / entry for entry in listed("conformance_cases")),

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from conformance.engine.provenance import SIDECAR
 from conformance.errors import InputError, Problem
 from conformance.replay.secrets import KEY_BODY, KEY_END, REDACTED, Detector, KeyBlockDetector, Span, detectors
 from conformance.report.snapshot import SNAPSHOT_FOLDER
@@ -291,11 +292,12 @@ def _without_newline(line: str) -> tuple[str, str]:
 
 
 def unused_fixtures(root: Path, used: set[Path]) -> list[Path]:
-    """Files under the case folders that no case names (the world file, case files and snapshots excepted)."""
+    """Files under the case folders that no case names (the world file, case files, the recordings' provenance
+    sidecars and snapshots excepted)."""
     unused = []
     snapshots = root / SNAPSHOT_FOLDER
     for path in sorted(root.rglob("*")):
-        if not path.is_file() or path.name in ("case.yaml", "world.yaml") or path.name.startswith("."):
+        if not path.is_file() or path.name in ("case.yaml", "world.yaml", SIDECAR) or path.name.startswith("."):
             continue
         if snapshots in path.parents:
             continue

@@ -246,8 +246,18 @@ def _measured_line(measured: dict[str, Any] | None) -> list[str]:
         return ", ".join(f"{name} {version or 'not installed'}" for name, version in packages.items())
 
     stacks = "; ".join(f"{row_id} ({spelled(packages)})" for row_id, packages in measured["stacks"].items())
-    return [escape_cell(f"Measured with conformance {measured['suite']} on Python {measured['python']}"
-                        + (f"; stacks: {stacks}" if stacks else "") + "."), ""]
+    lines = [escape_cell(f"Measured with conformance {measured['suite']} on Python {measured['python']}"
+                         + (f"; stacks: {stacks}" if stacks else "") + "."), ""]
+    recordings = measured.get("recordings") or {}
+    if recordings:  # docs/record.md, "Provenance and age"
+        said = []
+        for provider, age in recordings.items():
+            parts = [f"{age['oldest'][:10]} ({age['days']} days)"] if age.get("oldest") else []
+            parts += [f"hand-written ({age['hand_written']} files)"] if age.get("hand_written") else []
+            parts += [f"{age['unknown']} files of unknown age"] if age.get("unknown") else []
+            said.append(f"{provider} {', '.join(parts)}")
+        lines += [escape_cell("Oldest recording per provider: " + "; ".join(said) + "."), ""]
+    return lines
 
 
 def _findings_section(findings: list[dict[str, Any]]) -> list[str]:

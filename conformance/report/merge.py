@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.engine.fixtures import fixture_digest
+from conformance.engine.provenance import merged_ages
 from conformance.engine.rows import status_of
 from conformance.errors import InputError, Problem
 from conformance.report.build import assemble
@@ -39,11 +40,12 @@ def merge_reports(paths: list[Path], exclude: Path | None = None) -> dict[str, A
                           for shown, _ in documents])
     plan = documents[0][1]["shard"].get("plan") or {}
     first_shown, first = documents[0]
-    reference = {key: value for key, value in first["measured"].items() if key != "fixtures"}
+    # Each shard measured the age of its own recordings: the merge measures all of them again, below.
+    reference = {key: value for key, value in first["measured"].items() if key not in ("fixtures", "recordings")}
     problems: list[Problem] = []
     files: dict[str, str] = {}
     for shown, document in documents:
-        here = {key: value for key, value in document["measured"].items() if key != "fixtures"}
+        here = {key: value for key, value in document["measured"].items() if key not in ("fixtures", "recordings")}
         if here != reference:
             problems.append(Problem(shown, None, f"measured with {_spelled(here)}, while {first_shown} was measured "
                                                  f"with {_spelled(reference)}",
@@ -63,11 +65,16 @@ def merge_reports(paths: list[Path], exclude: Path | None = None) -> dict[str, A
     if problems:
         raise InputError(problems)
     measured_with = {key: reference[key] for key in ("suite", "python", "stacks", "selection") if key in reference}
-    return assemble([row for _, document in documents for row in document["results"]],
-                    [provider for _, document in documents for provider in document["providers"]],
-                    [finding for _, document in documents for finding in document.get("findings", [])],
-                    [cell for _, document in documents for cell in document.get("differs", [])],
-                    measured_with, files)
+    merged = assemble([row for _, document in documents for row in document["results"]],
+                      [provider for _, document in documents for provider in document["providers"]],
+                      [finding for _, document in documents for finding in document.get("findings", [])],
+                      [cell for _, document in documents for cell in document.get("differs", [])],
+                      measured_with, files)
+    # As the unsharded run measures them (conformance.session.Run.report): the shards' cases, so files, are apart.
+    recordings = merged_ages(document["measured"].get("recordings") or {} for _, document in documents)
+    if recordings:
+        merged["measured"]["recordings"] = recordings
+    return merged
 
 
 def _check_places(documents: list[tuple[str, dict[str, Any]]]) -> None:
