@@ -60,3 +60,32 @@ def test_the_same_recordings_have_no_drift(tmp_path: Path) -> None:
     result = cli("drift", str(CASES), str(CASES))
     assert result.returncode == 0 and result.stdout.strip().endswith("never had")
     assert result.stdout.strip().startswith("0 new thing(s)")
+
+
+def test_record_says_what_the_new_recordings_carry(tmp_path: Path) -> None:
+    """Re-recording a provider whose vendor now sends a new field: record lists it under the files it wrote."""
+    import pytest
+
+    pytest.importorskip("anthropic")
+    from conformance.engine.cases import load_cases
+    from conformance.replay.server import BackgroundServer
+
+    upstream_cases = tmp_path / "upstream"
+    upstream_cases.mkdir()
+    shutil.copy(CASES / "world.yaml", upstream_cases / "world.yaml")
+    shutil.copytree(CASES / "normal", upstream_cases / "normal")
+    turn = upstream_cases / "normal/anthropic-messages/turn2.json"
+    body = json.loads(turn.read_text())
+    body["content"][0]["confidence_v2"] = {"score": 0.9}  # the vendor's next release, served by the upstream
+    turn.write_text(json.dumps(body))
+    mine = tmp_path / "cases"
+    mine.mkdir()
+    shutil.copy(CASES / "world.yaml", mine / "world.yaml")
+    shutil.copytree(CASES / "normal", mine / "normal")
+    with BackgroundServer(load_cases([upstream_cases])) as server:
+        result = cli("record", "--cases", str(mine), "--case", "normal", "--provider", "anthropic-messages",
+                     "--upstream", f"anthropic-messages={server.base}/s/{{case}}/{{provider}}/{{mode}}",
+                     "--record-mode", "all", "--mode", "body")
+    assert result.returncode == 0, result.stderr
+    assert "  drift: anthropic-messages: new key path /content/*/confidence_v2 (" in result.stdout
+    assert "the adapter does not read it)" in result.stdout

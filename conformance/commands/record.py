@@ -170,12 +170,45 @@ def record_cases(cases: list[Case], provider: str, upstreams: dict[str, str], re
                                       "quota, an outage) and record again") for problem in unexpected])
         replace = modes if record_mode == "all" else ()
         staged = [*staged, _provenance(folder, staged, replace, case, stack, upstreams.get(provider, ""))]
+        before = _vocabulary(listed, target, adapter)  # read before the files it reads are replaced
         written = write_fixtures(folder, staged, replace=replace)
         lines.append(f"conformance record: {case.id} [{provider}]: wrote {len(written)} file(s) in {folder}")
+        lines += _drift_lines(before, listed, target, adapter, folder)
         if provider not in listed.providers:
             lines.append(f"  add `{provider}: {{}}` under providers: in {case.path} to run them"
                          + (" (and its variants)" if variant else ""))
     return lines
+
+
+def _vocabulary(case: Case, target: str, adapter: Adapter) -> Any:
+    """What the provider's previous recordings of the case say (``conformance.engine.drift``), None when it had
+    none."""
+    from conformance.engine.drift import vocabulary
+
+    shape = adapter.wire.shape if adapter.wire is not None else None
+    fixtures = case.providers.get(target)
+    if shape is None or fixtures is None or not fixtures.turns:
+        return None
+    return vocabulary([case], target, shape)
+
+
+def _drift_lines(before: Any, case: Case, target: str, adapter: Adapter, folder: Path) -> list[str]:
+    """What the new recordings of the case carry that its previous ones never had (docs/record.md, "Drift")."""
+    from conformance.engine.cases import ProviderFixtures
+    from conformance.engine.drift import drift_from
+    from conformance.engine.fixtures import conventional_turns, load_turn
+
+    if before is None:
+        return []
+    problems: list[Any] = []
+    entries = conventional_turns(Path(case.path), target, "", lambda *problem: problems.append(problem)) or []
+    turns = [turn for entry in entries if (turn := load_turn(entry, Path(case.path), folder.parent.parent.resolve(),
+                                                             "", lambda *problem: problems.append(problem),
+                                                             10 * 2**20)) is not None]
+    if problems or not turns:
+        return []
+    again = dataclasses.replace(case, providers={**case.providers, target: ProviderFixtures(turns=tuple(turns))})
+    return [f"  drift: {entry.line()}" for entry in drift_from(before, [again], target, adapter)]
 
 
 def _provenance(folder: Path, staged: list[Staged], replace: tuple[Mode, ...] | tuple[()], case: Case, stack: Any,

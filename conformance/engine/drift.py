@@ -168,7 +168,16 @@ def drift(old: Sequence[Case], new: Sequence[Case], provider: str, adapter: Adap
     shape = adapter.wire.shape if adapter.wire is not None else None
     if shape is None:
         return []
-    before, after = vocabulary(old, provider, shape), vocabulary(new, provider, shape)
+    return drift_from(vocabulary(old, provider, shape), new, provider, adapter)
+
+
+def drift_from(before: Vocabulary, new: Sequence[Case], provider: str, adapter: Adapter) -> list[Drift]:
+    """``drift`` against a vocabulary read before (``conformance record`` reads the old recordings' before it
+    replaces them)."""
+    shape = adapter.wire.shape if adapter.wire is not None else None
+    if shape is None:
+        return []
+    after = vocabulary(new, provider, shape)
     out: list[Drift] = []
     for what, mine, theirs in (("key path", after.paths, before.paths), ("stop value", after.stops, before.stops),
                                ("item type", after.items, before.items), ("event type", after.events, before.events),
