@@ -78,6 +78,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--conformance-report", default=None, metavar="DIR",
                     help="where to write report.json/.md/.html for the case items that ran (default: the "
                          "conformance_report ini, else reports; an empty value writes nothing)")
+    group.addoption("--conformance-mutants", action="store_true",
+                    help="also run the lanes that ran on the forward-compatibility mutants of the cases that ran, and "
+                         "add the 'Survives the next release' matrix to the reports (docs/forward.md)")
     group.addoption("--conformance-report-partial", action="store_true",
                     help="write the reports even when the session stopped early (Ctrl-C, -x, --maxfail)")
     group.addoption("--conformance-require-providers", action="append", default=[], metavar="ID",
@@ -529,11 +532,24 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int | pytest.ExitC
     provenance = config.stash[_PROVENANCE_KEY] if _PROVENANCE_KEY in config.stash else run.fixture_provenance(
         _collected(config))
     try:
-        run.write(run.report(files, _selection(config), provenance=provenance), config.rootpath / directory)
+        report = run.report(files, _selection(config), provenance=provenance)
+        if config.getoption("conformance_mutants"):
+            report["forward"] = _forward(config, run)
+        run.write(report, config.rootpath / directory)
     except InputError as error:
         for problem in error.problems:
             _say(config, terminal_safe(f"conformance: error: {problem}"))
         session.exitstatus = pytest.ExitCode.USAGE_ERROR
+
+
+def _forward(config: pytest.Config, run: Run) -> dict[str, Any]:
+    """The forward-compatibility matrix of the cases and lanes that ran (``Run.forward``); the controller of an
+    xdist session, which collected nothing, loads the cases again."""
+    rows = [json.loads(text) for text in run.rows]
+    ran = {row["case"] for row in rows}
+    roots: list[Path] = config.stash[_ROOTS_KEY]
+    cases = _collected(config) or run.load(roots)
+    return run.forward([case for case in cases if case.id in ran], {row["provider"] for row in rows})
 
 
 def _collected(config: pytest.Config) -> list[Case]:

@@ -208,3 +208,18 @@ def test_what_the_sdk_stacks_do_with_the_next_release_is_what_the_docs_say() -> 
     assert all(set(cell) == {"unnamed"} for cell in boto.values())
     assert all("SDK_UNKNOWN_MEMBER" in entry["read"] for entry in section["not_held"]
                if entry["lane"] == "bedrock-converse@boto3")
+
+
+def test_the_pytest_option_adds_the_matrix_of_what_ran(pytester: pytest.Pytester) -> None:
+    root = pytester.path / "cases"
+    root.mkdir()
+    shutil.copy(CASES / "world.yaml", root)
+    shutil.copytree(CASES / "normal", root / "normal")
+    pytester.makefile(".toml", pyproject='[tool.pytest.ini_options]\nconformance_cases = ["cases"]\n')
+    result = pytester.runpytest_inprocess("-p", "no:randomly", "-p", "no:cacheprovider", "--snapshot-update",
+                                          "--conformance-mutants", "-k", "openai-chat or gemini")
+    result.assert_outcomes(passed=4)
+    section = json.loads((pytester.path / "reports/report.json").read_text())["forward"]
+    assert sorted(section["lanes"]) == ["gemini", "openai-chat"]  # the lanes that ran, nothing else
+    assert section["not_held"] == [] and sum(sum(cell.values()) for cell in section["lanes"]["gemini"].values()) > 0
+    assert "## Survives the next release" in (pytester.path / "reports/report.md").read_text()
