@@ -414,3 +414,86 @@ def test_pydantic_ai_reads_the_responses_incomplete_reason_the_same_as_the_wire(
             for field in ("kind", "reason", "raw"):
                 assert _finding(report, "openai-responses@pydantic-ai", case_id, mode, 1, field) is None, \
                     (case_id, mode, field)
+
+
+# ---- The next release (docs/gateways.md, "The next release") --------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def next_release() -> dict[str, Any]:
+    """The gateway lanes on the forward-compatibility mutants of four cases (docs/forward.md)."""
+    from conformance.session import Run
+
+    run = Run.configure(stacks=["gateways"])
+    cases = [case for case in load_cases([CASES]) if case.id in ("cached_usage", "refusal", "content_filter",
+                                                                  "context_window")]
+    return run.forward(cases, {stack.row_id for stack in run.stacks})
+
+
+def _cell(section: dict[str, Any], lane: str, family: str) -> dict[str, int]:
+    return {verdict: count for verdict, count in section["lanes"][lane][family].items() if count}
+
+
+def _reads(section: dict[str, Any], lane: str, family: str) -> set[str]:
+    return {entry["read"] for entry in section["not_held"] if (entry["lane"], entry["family"]) == (lane, family)}
+
+
+def test_litellm_folds_an_unseen_stop_into_stop(next_release: dict[str, Any]) -> None:
+    for api in ("anthropic-messages", "bedrock-converse", "openai-chat", "openai-responses"):
+        assert _cell(next_release, f"{api}@litellm", "stop.unseen (body)").get("guessed"), api
+    for api in ("anthropic-messages", "bedrock-converse", "gemini", "openai-chat", "openai-responses"):
+        assert _cell(next_release, f"{api}@litellm", "stop.unseen (stream)").get("guessed"), api
+    assert set(_cell(next_release, "gemini@litellm", "stop.unseen (body)")) == {"held"}
+    assert "tool_calls (finish_reason=stop)" in _reads(next_release, "openai-chat@litellm", "stop.unseen (body)")
+
+
+def test_litellm_reads_a_known_stop_in_another_case_as_stop(next_release: dict[str, Any]) -> None:
+    for api in ("anthropic-messages", "bedrock-converse", "openai-chat"):
+        assert _cell(next_release, f"{api}@litellm", "stop.case (body)").get("changed"), api
+    assert "incomplete → text (finish_reason=stop)" in _reads(next_release, "anthropic-messages@litellm",
+                                                               "stop.case (body)")
+
+
+def test_litellm_drops_an_unseen_block_or_fails_with_its_own_500(next_release: dict[str, Any]) -> None:
+    for api in ("anthropic-messages", "bedrock-converse", "gemini"):
+        assert any(read.startswith("empty ") for read in _reads(next_release, f"{api}@litellm",
+                                                                "item.unseen_alone (body)")), api
+    for api in ("openai-chat", "openai-responses"):
+        assert "retryable_error (http=500)" in _reads(next_release, f"{api}@litellm", "item.unseen_alone (body)")
+
+
+def test_litellm_fails_on_a_body_without_an_optional_field(next_release: dict[str, Any]) -> None:
+    assert any("→ retryable_error (http=500)" in read for read in _reads(
+        next_release, "anthropic-messages@litellm", "field.missing (body)"))
+    missing = [entry["mutant"] for entry in next_release["not_held"]
+               if (entry["lane"], entry["family"]) == ("openai-responses@litellm", "field.missing (body)")]
+    assert missing and {mutant.rsplit("@", 1)[1] for mutant in missing} == {"/created_at", "/id"}
+    assert _cell(next_release, "openai-responses@litellm", "event.unseen (stream)").get("changed")
+
+
+def test_langchain_holds_anthropic_drops_gemini_and_responses_items_and_raises_on_chat_and_bedrock(
+        next_release: dict[str, Any]) -> None:
+    cells = next_release["lanes"]["anthropic-messages@langchain"]
+    assert all(cell["held"] == sum(cell.values()) for cell in cells.values())
+    for api in ("gemini", "openai-responses"):
+        assert set(_cell(next_release, f"{api}@langchain", "item.unseen_alone (body)")) <= {"guessed", "held"}
+        assert any(read.startswith("empty ") for read in _reads(next_release, f"{api}@langchain",
+                                                                "item.unseen_alone (body)")), api
+    assert _reads(next_release, "openai-chat@langchain", "item.unseen_alone (body)") == {
+        "unsupported (raised TypeError)"}
+    assert _reads(next_release, "bedrock-converse@langchain", "item.unseen_alone (body)") == {
+        "unsupported (raised ValueError)"}
+
+
+def test_pydantic_ai_raises_or_drops_unseen_items_and_reads_a_refusal_beside_an_unseen_stop(
+        next_release: dict[str, Any]) -> None:
+    for api in ("openai-chat", "gemini", "openai-responses"):
+        assert set(_cell(next_release, f"{api}@pydantic-ai", "item.unseen_alone (body)")) == {"unnamed"}, api
+    for api in ("anthropic-messages", "bedrock-converse"):
+        reads = _reads(next_release, f"{api}@pydantic-ai", "item.unseen_alone (body)")
+        assert reads and {read.split(" ")[0] for read in reads} <= {"empty", "invalid_tool_call", "tool_calls"}
+        assert any(read.startswith("invalid_tool_call ") for read in reads), (api, reads)
+    missing = [entry["mutant"] for entry in next_release["not_held"]
+               if (entry["lane"], entry["family"]) == ("openai-chat@pydantic-ai", "field.missing (body)")]
+    assert missing and {mutant.rsplit("@", 1)[1] for mutant in missing} == {"/id", "/model"}
+    assert {read.split(" ")[0] for read in _reads(next_release, "openai-chat@pydantic-ai", "stop.unseen (body)")} \
+        == {"refusal"}
