@@ -10,12 +10,20 @@ from pathlib import Path
 from tests.helpers import CASES, cli
 
 
-def test_a_rerecording_with_a_new_field_stop_value_and_block_type_names_all_three(tmp_path: Path) -> None:
-    old, new = tmp_path / "old", tmp_path / "new"
-    for folder in (old, new):
+def _copies(tmp_path: Path, *names: str) -> list[Path]:
+    """Cases folders holding the normal case, one per name."""
+    folders = []
+    for name in names:
+        folder = tmp_path / name
         folder.mkdir()
         shutil.copy(CASES / "world.yaml", folder / "world.yaml")
         shutil.copytree(CASES / "normal", folder / "normal")
+        folders.append(folder)
+    return folders
+
+
+def test_a_rerecording_with_a_new_field_stop_value_and_block_type_names_all_three(tmp_path: Path) -> None:
+    old, new = _copies(tmp_path, "old", "new")
     turn = new / "normal/anthropic-messages/turn2.json"
     body = json.loads(turn.read_text())
     body["content"][0]["confidence_v2"] = {"score": 0.9}  # a field the previous set never had
@@ -42,11 +50,7 @@ def test_a_rerecording_with_a_new_field_stop_value_and_block_type_names_all_thre
 
 def test_a_field_the_adapter_reads_is_said_to_be_read(tmp_path: Path) -> None:
     """A recording set that first carries the cache-read count: the adapter totals it, and the drift says so."""
-    old, new = tmp_path / "old", tmp_path / "new"
-    for folder in (old, new):
-        folder.mkdir()
-        shutil.copy(CASES / "world.yaml", folder / "world.yaml")
-        shutil.copytree(CASES / "normal", folder / "normal")
+    old, new = _copies(tmp_path, "old", "new")
     for path in (old / "normal/anthropic-messages").glob("turn*.json"):
         body = json.loads(path.read_text())
         del body["usage"]["cache_read_input_tokens"]
@@ -70,18 +74,11 @@ def test_record_says_what_the_new_recordings_carry(tmp_path: Path) -> None:
     from conformance.engine.cases import load_cases
     from conformance.replay.server import BackgroundServer
 
-    upstream_cases = tmp_path / "upstream"
-    upstream_cases.mkdir()
-    shutil.copy(CASES / "world.yaml", upstream_cases / "world.yaml")
-    shutil.copytree(CASES / "normal", upstream_cases / "normal")
+    upstream_cases, mine = _copies(tmp_path, "upstream", "cases")
     turn = upstream_cases / "normal/anthropic-messages/turn2.json"
     body = json.loads(turn.read_text())
     body["content"][0]["confidence_v2"] = {"score": 0.9}  # the vendor's next release, served by the upstream
     turn.write_text(json.dumps(body))
-    mine = tmp_path / "cases"
-    mine.mkdir()
-    shutil.copy(CASES / "world.yaml", mine / "world.yaml")
-    shutil.copytree(CASES / "normal", mine / "normal")
     with BackgroundServer(load_cases([upstream_cases])) as server:
         result = cli("record", "--cases", str(mine), "--case", "normal", "--provider", "anthropic-messages",
                      "--upstream", f"anthropic-messages={server.base}/s/{{case}}/{{provider}}/{{mode}}",
