@@ -30,7 +30,10 @@ def _page_data(report: dict[str, Any]) -> dict[str, Any]:
             "differs": report.get("differs", []), "findings": report.get("findings", []),
             "measured": report.get("measured")}
     if report.get("forward"):  # only with --mutants, so a report without them keeps its page byte for byte
-        data["forward"] = {"rules": report["forward"]["rules"], "lanes": report["forward"]["lanes"]}
+        from conformance.engine.forward import FAMILIES, family_key  # noqa: PLC0415 - only a mutant run needs it
+
+        data["forward"] = {"rules": report["forward"]["rules"], "lanes": report["forward"]["lanes"],
+                           "families": [family_key(family) for family in FAMILIES]}
     return data
 
 
