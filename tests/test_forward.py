@@ -134,7 +134,7 @@ def test_a_report_without_mutants_has_no_section_and_its_page_is_unchanged() -> 
     section = Run.configure().forward([case for case in CASE_LIST if case.id == "normal"])
     with_forward = render_html({**plain, "forward": section})
     data = with_forward.split('id="report-data">')[1].split("</script>")[0]
-    assert '"forward": {"lanes": {' in data and "not_held" not in data
+    assert '"forward": {"families": ["stop.unseen (body)"' in data and "not_held" not in data
 
 
 def test_the_diff_gates_a_lane_that_stops_holding(tmp_path: Path) -> None:
