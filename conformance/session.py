@@ -172,9 +172,9 @@ class Run:
                     changed = forward.mutated_case(case, api, mutant, Path(scratch))
                     if (case.id, mode) not in recorded:
                         recorded[(case.id, mode)] = self._lane_row(case, api, adapter, stack, mode)
-                    verdict, read = forward.judge(mutant, dict(recorded[(case.id, mode)]),
-                                                  dict(self._lane_row(changed, api, adapter, stack, mode)))
-                    matrix.add(lane, mutant, verdict, read)
+                    row = dict(self._lane_row(changed, api, adapter, stack, mode))
+                    verdict, read = forward.judge(mutant, dict(recorded[(case.id, mode)]), row)
+                    matrix.add(lane, mutant, verdict, read, row)
         return matrix.to_dict()
 
     def _lane_row(self, case: Case, api: str, adapter: Adapter, stack: Stack | None, mode: Mode) -> Row:

@@ -114,6 +114,7 @@ def test_a_naive_adapter_guesses_and_crashes_in_named_cells() -> None:
     assert cells["item.unseen_alone (body)"]["crashed"] >= 2
     crashed = [entry for entry in section["not_held"] if entry["verdict"] == "crashed"]
     assert crashed and crashed[0]["read"].startswith("KeyError: ")
+    assert any("in naive" in frame for frame in crashed[0]["traceback"])  # the team's own frame, named
     assert cells["field.extra (body)"]["held"] == sum(cells["field.extra (body)"].values())
     markdown = render_markdown({**_report(), "forward": section})
     assert "## Survives the next release" in markdown

@@ -431,16 +431,21 @@ class Matrix:
     """Per API, the digest of its mutants (``digest``): the same fixtures give the same one."""
     lanes: dict[str, dict[str, dict[str, int]]] = dataclasses.field(default_factory=dict)
     """Lane → family key → verdict → count."""
-    not_held: list[dict[str, str]] = dataclasses.field(default_factory=list)
-    """Each mutant a lane did not hold: lane, mutant, family, verdict, what it read, the change."""
+    not_held: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    """Each mutant a lane did not hold: lane, mutant, family, verdict, what it read, the change (and for a crash the
+    last frames of the code's traceback)."""
 
-    def add(self, lane: str, mutant: Mutant, verdict: Verdict, read: str) -> None:
-        """Count one lane's verdict on one mutant."""
+    def add(self, lane: str, mutant: Mutant, verdict: Verdict, read: str, row: dict[str, Any] | None = None) -> None:
+        """Count one lane's verdict on one mutant; a crash keeps the end of the code's traceback (``row``'s)."""
         cell = self.lanes.setdefault(lane, {}).setdefault(family_key(mutant.family), dict.fromkeys(VERDICTS, 0))
         cell[verdict] += 1
         if verdict != "held":
-            self.not_held.append({"lane": lane, "mutant": mutant.id, "family": family_key(mutant.family),
-                                  "verdict": verdict, "read": read, "change": mutant.change})
+            entry: dict[str, Any] = {"lane": lane, "mutant": mutant.id, "family": family_key(mutant.family),
+                                     "verdict": verdict, "read": read, "change": mutant.change}
+            error = (row or {}).get("error")
+            if verdict == "crashed" and isinstance(error, dict) and error.get("traceback"):
+                entry["traceback"] = list(error["traceback"])[-4:]
+            self.not_held.append(entry)
 
     def to_dict(self) -> dict[str, Any]:
         """The report's ``forward`` section."""
