@@ -224,3 +224,10 @@ def test_the_pytest_option_adds_the_matrix_of_what_ran(pytester: pytest.Pytester
     assert sorted(section["lanes"]) == ["gemini", "openai-chat"]  # the lanes that ran, nothing else
     assert section["not_held"] == [] and sum(sum(cell.values()) for cell in section["lanes"]["gemini"].values()) > 0
     assert "## Survives the next release" in (pytester.path / "reports/report.md").read_text()
+
+
+def test_a_stream_line_that_is_not_json_is_kept_as_it_was_not_a_traceback() -> None:
+    text = '{"messageStart":{"role":"assistant"}}\nnot json at all\n{"messageStop":{"stopReason":"end_turn"}}\n'
+    events = forward._read_stream(text, jsonl=True)
+    assert [event.raw for event in events] == [None, "not json at all", None]
+    assert forward._write_stream(events, jsonl=True) == text

@@ -157,7 +157,15 @@ class _Event:
 
 def _read_stream(text: str, jsonl: bool) -> list[_Event]:
     if jsonl:
-        return [_Event(None, json.loads(line)) for line in text.splitlines() if line.strip()]
+        events = []
+        for line in text.splitlines():
+            if not line.strip():
+                continue
+            try:
+                events.append(_Event(None, json.loads(line)))
+            except ValueError:  # kept as it was: the adapter's reading of it is what the run checks
+                events.append(_Event(None, None, line))
+        return events
     events = []
     for block in text.replace("\r\n", "\n").split("\n\n"):
         if not block.strip():
@@ -177,7 +185,9 @@ def _read_stream(text: str, jsonl: bool) -> list[_Event]:
 
 def _write_stream(events: list[_Event], jsonl: bool) -> str:
     if jsonl:
-        return "".join(json.dumps(event.data, separators=(",", ":"), ensure_ascii=False) + "\n" for event in events)
+        return "".join((event.raw if event.raw is not None else json.dumps(event.data, separators=(",", ":"),
+                                                                             ensure_ascii=False)) + "\n"
+                       for event in events)
     blocks = []
     for event in events:
         if event.raw is not None:
