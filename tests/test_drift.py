@@ -86,3 +86,36 @@ def test_record_says_what_the_new_recordings_carry(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "  drift: anthropic-messages: new key path /content/*/confidence_v2 (" in result.stdout
     assert "the adapter does not read it)" in result.stdout
+
+
+def test_a_naive_adapter_does_not_read_a_new_block_and_one_that_raises_is_named(tmp_path: Path) -> None:
+    """`else: text` tells no new block from an unseen one: it does not read it. An adapter that raises on the new
+    recordings is a line of the drift, not a traceback. A stop value the reference adapter knows, it reads."""
+    old, new = _copies(tmp_path, "old", "new")
+    turn = new / "normal/anthropic-messages/turn2.json"
+    body = json.loads(turn.read_text())
+    body["content"].append({"type": "answer_card", "title": "Order ORD-1001"})
+    body["stop_reason"] = "max_tokens"
+    turn.write_text(json.dumps(body))
+    (tmp_path / "naive.py").write_text(
+        "import dataclasses\nfrom conformance.kit.types import Text\n"
+        "from conformance.providers.anthropic_messages import ADAPTER as A\n"
+        "def read(body):\n"
+        "    return A.classify_body(body) if body['stop_reason'] == 'tool_use' else Text(raw='x', text='t')\n"
+        "ADAPTER = dataclasses.replace(A, id='anthropic-messages', classify_body=read)\n"
+        "def explode(body):\n"
+        "    return A.classify_body(body) if body['stop_reason'] == 'tool_use' else body['no_such_key']\n"
+        "RAISES = dataclasses.replace(A, id='anthropic-messages', classify_body=explode)\n")
+    naive = cli("drift", str(old), str(new), "--provider", "anthropic-messages", "--adapter",
+                f"{tmp_path / 'naive.py'}:ADAPTER")
+    assert naive.returncode == 0, naive.stderr
+    card = next(line for line in naive.stdout.splitlines() if "new item type answer_card" in line)
+    assert card.endswith("the adapter does not read it)")
+    reference = cli("drift", str(old), str(new), "--provider", "anthropic-messages")
+    stop = next(line for line in reference.stdout.splitlines() if "new stop value max_tokens" in line)
+    assert stop.endswith("the adapter reads it)")
+    raises = cli("drift", str(old), str(new), "--provider", "anthropic-messages", "--adapter",
+                 f"{tmp_path / 'naive.py'}:RAISES")
+    assert raises.returncode == 0 and "Traceback" not in raises.stderr
+    assert "moved: anthropic-messages: normal turn 2 (body): the adapter raised KeyError: 'no_such_key'" in \
+        raises.stdout

@@ -75,6 +75,9 @@ def test_every_mutant_is_the_recorded_turn_with_one_change_and_its_framing_intac
                      if (a.data, a.name) != (b.data, b.name)]
         if mutant.family.name != "event.unseen":
             assert len(differing) == 1, (mutant.id, differing)
+        numbers = [event.data["sequence_number"] for event in events
+                   if isinstance(event.data, dict) and isinstance(event.data.get("sequence_number"), int)]
+        assert numbers == sorted(set(numbers)), mutant.id  # numbered events stay numbered in order
 
 
 def test_every_reference_adapter_holds_every_mutant_and_the_counts_are_the_documented_ones() -> None:
@@ -231,3 +234,35 @@ def test_a_stream_line_that_is_not_json_is_kept_as_it_was_not_a_traceback() -> N
     events = forward._read_stream(text, jsonl=True)
     assert [event.raw for event in events] == [None, "not json at all", None]
     assert forward._write_stream(events, jsonl=True) == text
+
+
+def test_the_merge_of_shards_keeps_the_matrix_of_the_whole_run(tmp_path: Path) -> None:
+    base = ("run", "--no-config", "--cases", str(CASES), "--provider", "openai-chat", "--provider", "gemini",
+            "--mutants")
+    assert cli(*base, "--report-dir", str(tmp_path / "whole")).returncode == 0
+    for index in (1, 2):
+        assert cli(*base, "--shard", f"{index}/2", "--report-dir", str(tmp_path / f"s{index}")).returncode == 0
+    merged = cli("merge", str(tmp_path / "s1/report.json"), str(tmp_path / "s2/report.json"), "--report-dir",
+                 str(tmp_path / "merged"))
+    assert merged.returncode == 0, merged.stderr
+    whole = json.loads((tmp_path / "whole/report.json").read_text())["forward"]
+    joined = json.loads((tmp_path / "merged/report.json").read_text())["forward"]
+    assert joined["lanes"] == whole["lanes"] and joined["mutants"] == whole["mutants"]
+    assert joined["not_held"] == whole["not_held"] and joined["rules"] == whole["rules"]
+
+
+def test_the_diff_names_coverage_lost_as_a_regression(tmp_path: Path) -> None:
+    cell = {"held": 4, "unnamed": 0, "guessed": 0, "changed": 0, "crashed": 0}
+    old = {"lanes": {"openai-chat": {"stop.unseen (body)": cell, "field.extra (body)": cell},
+                     "gemini": {"stop.unseen (body)": cell}}}
+    new = {"lanes": {"openai-chat": {"stop.unseen (body)": dict(cell, held=2)}}}
+    paths = []
+    for name, section in (("old", old), ("new", new)):
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps({"schema_version": SCHEMA_VERSION, **_report(), "forward": section}))
+        paths.append(path)
+    changes = {change.key: change for change in forward_changes(*paths)}
+    assert changes[("all families", "gemini", "mutants")].label == "regression"
+    assert changes[("field.extra (body)", "openai-chat", "mutants")].notes == [
+        "mutants field.extra (body): 4 checked → 0 (held 4 → 0)"]
+    assert changes[("stop.unseen (body)", "openai-chat", "mutants")].label == "regression"

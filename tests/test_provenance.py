@@ -40,7 +40,7 @@ def test_recordings_older_than_max_age_fail_validate_with_the_file_and_its_age(t
     assert f"normal/openai-chat/turn1.json: recorded {days} days ago (2020-03-01T12:00:00Z), older than the " \
            "30-day limit. Fix: record it again" in result.stderr
     assert "anthropic-messages" not in result.stderr  # three days old
-    assert "4 recording(s) older than 30 days" in result.stderr
+    assert "4 recording(s) older than 30 days or dated in the future" in result.stderr
     # The setting does the same from the repository's configuration.
     (tmp_path / "pyproject.toml").write_text('[tool.pytest.ini_options]\nconformance_cases = ["cases"]\n'
                                              "conformance_max_age_days = 30\n")
@@ -82,3 +82,42 @@ def test_the_bundled_fixtures_say_they_are_hand_written_and_the_host_is_only_a_c
     assert [host_class(url) for url in ("http://127.0.0.1:8080/v1", "http://[::1]:1", "http://localhost",
                                         "https://api.openai.com", "https://10.0.0.7")] == [
         "loopback", "loopback", "loopback", "remote", "remote"]
+
+
+def test_a_recording_from_the_future_an_unknown_age_and_a_negative_limit_are_said(tmp_path: Path) -> None:
+    root = _cases(tmp_path)
+    _sidecar(root / "normal/openai-chat", dt.datetime.now(dt.UTC) + dt.timedelta(days=40))
+    result = cli("validate", "--no-config", "--cases", str(root), "--max-age", "30")
+    assert result.returncode == 1
+    assert "openai-chat/turn1.json: recorded in the future (" in result.stderr and "correct the clock" in result.stderr
+    # Files no sidecar covers have no age: said, not failed.
+    assert "warning: 16 recording(s) have no provenance, so no age:" in result.stderr
+    negative = cli("validate", "--no-config", "--cases", str(root), "--max-age", "-5")
+    assert negative.returncode == 2 and "is not a number of days" in negative.stderr
+
+
+def test_a_sidecar_nested_too_deep_is_a_clear_error_and_a_nested_case_finds_its_cases_folders(tmp_path: Path) -> None:
+    root = _cases(tmp_path)
+    (root / "normal/openai-chat/provenance.json").write_text("[" * 100_000 + "]" * 100_000)
+    result = cli("validate", "--no-config", "--cases", str(root))
+    assert result.returncode == 2 and "provenance.json is not JSON" in result.stderr and "Traceback" not in \
+        result.stderr
+    (root / "normal/openai-chat/provenance.json").unlink()
+    (root / "group").mkdir()
+    shutil.move(str(root / "normal"), str(root / "group/normal"))
+    (root / "provenance.json").write_text(json.dumps({"hand_written": True, "why": "written from the docs"}))
+    run = cli("run", "--no-config", "--cases", str(root), "--report-dir", str(tmp_path / "r"))
+    assert run.returncode == 0, run.stderr
+    recordings = json.loads((tmp_path / "r/report.json").read_text())["measured"]["recordings"]
+    assert {age["hand_written"] for age in recordings.values()} == {4}
+
+
+def test_the_merge_of_malformed_recordings_leaves_them_out_rather_than_crash() -> None:
+    from conformance.engine.provenance import merged_ages
+
+    parts = [{"openai-chat": {"oldest": "2026-01-01T00:00:00Z", "days": 3, "recorded": 2, "hand_written": 0,
+                              "unknown": 0}},
+             {"openai-chat": {"oldest": "not a time", "recorded": "x", "hand_written": None}, "gemini": [1]},
+             ["not", "a", "mapping"]]
+    assert merged_ages(parts) == {"openai-chat": {"oldest": "2026-01-01T00:00:00Z", "days": 3, "recorded": 2,
+                                                  "hand_written": 0, "unknown": 0}}

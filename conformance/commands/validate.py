@@ -16,9 +16,15 @@ def add_parser(commands: Any) -> None:
     """``conformance validate``'s options."""
     validate = commands.add_parser("validate", help="check case files and the fixtures they name")
     add_case_options(validate)
-    validate.add_argument("--max-age", type=int, metavar="DAYS",
+    validate.add_argument("--max-age", type=_days, metavar="DAYS",
                           help="fail on recordings older than this, by their provenance (default: the "
                                "conformance_max_age_days setting; none: no limit)")
+
+
+def _days(text: str) -> int:
+    if not text.strip().isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of days (0 or more)")
+    return int(text)
 
 
 def run(arguments: argparse.Namespace) -> int:
@@ -68,13 +74,22 @@ def run(arguments: argparse.Namespace) -> int:
 def _too_old(used: set[Path], max_age: int) -> list[str]:
     """Print and return each recording older than ``max_age`` days, by its provenance (docs/record.md)."""
     from conformance.engine.fixtures import shown_path
-    from conformance.engine.provenance import too_old
+    from conformance.engine.provenance import file_provenance, too_old
 
-    old = too_old([shown_path(path) for path in sorted(used) if path.name.startswith("turn")], max_age)
+    turns = [path for path in sorted(used) if path.name.startswith("turn")]
+    old = too_old([str(path) for path in turns], max_age)
     for path, days, when in old:
-        print(terminal_safe(f"error: {path}: recorded {days} days ago ({when}), older than the {max_age}-day limit. "
-                            "Fix: record it again (conformance record --record-mode all), or raise the limit"),
+        said = f"recorded {days} days ago ({when})" if days >= 0 else f"recorded in the future ({when})"
+        print(terminal_safe(f"error: {shown_path(Path(path))}: {said}, older than the {max_age}-day limit. Fix: "
+                            "record it again (conformance record --record-mode all), or raise the limit"
+                            if days >= 0 else f"error: {shown_path(Path(path))}: {said}. Fix: correct the clock "
+                            "it was recorded with, and record it again"), file=sys.stderr)
+    unknown = [path for path in turns if file_provenance(path) == ""]
+    if unknown:  # no sidecar says when these were recorded: their age cannot be checked (docs/record.md)
+        print(terminal_safe(f"warning: {len(unknown)} recording(s) have no provenance, so no age: "
+                            f"{shown_path(unknown[0])}" + (" …" if len(unknown) > 1 else "") +
+                            ". Record them again, or mark hand-written fixtures in a provenance.json"),
               file=sys.stderr)
     if old:
-        print(f"{len(old)} recording(s) older than {max_age} days", file=sys.stderr)
+        print(f"{len(old)} recording(s) older than {max_age} days or dated in the future", file=sys.stderr)
     return [path for path, _, _ in old]

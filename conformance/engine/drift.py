@@ -6,7 +6,7 @@ For each provider, each set's vocabulary is read from every recorded body and st
 indices as ``*``), the stop values, the item and event types, the usage counters. What the new set has and the old
 never had is listed, and so are counters that vanished. For each entry the drift says whether the adapter reads it
 (a key path or counter is read when taking it out of the new recordings changes how the adapter classifies a
-turn; a stop value or item type is read when the turns that carry it are not ``unsupported``), and which rows'
+turn; a stop value or item type is read when putting an unseen one in its place changes the kind), and which rows'
 classification moved between the two sets.
 """
 
@@ -19,7 +19,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.engine.cases import Case
-from conformance.engine.forward import _event_body, _event_type, _get, _has, _objects, _pattern, _read_stream
+from conformance.engine.forward import (
+    UNSEEN,
+    UNSEEN_MEMBER,
+    _event_body,
+    _event_type,
+    _get,
+    _has,
+    _objects,
+    _pattern,
+    _read_stream,
+    _set,
+)
 from conformance.engine.loop import replay_turn
 from conformance.kit.adapter import Adapter, Shape
 
@@ -143,24 +154,45 @@ def _key_is_read(adapter: Adapter, cases: Sequence[Case], provider: str, pattern
 
 def _value_is_read(adapter: Adapter, cases: Sequence[Case], provider: str, shape: Shape, what: str,
                    value: str) -> bool | None:
-    """A stop value or item type is read when the turns that carry it are not classified ``unsupported``."""
+    """A stop value or item type is read when the adapter tells it from an unseen one: put ``future_release`` in its
+    place in a turn that carries it, and the turn's kind changes (None: no body carries it)."""
     seen = False
     for case in cases:
         fixtures = case.providers.get(provider)
         for turn in fixtures.turns if fixtures is not None else ():
             if turn.status >= 400 or not turn.has_body:
                 continue
-            carried = Vocabulary()
-            _read_body(carried, turn.body, shape, "")
-            if value not in (carried.stops if what == "stop value" else carried.items):
+            swapped = _swapped(turn.body, shape, what, value)
+            if swapped is None:
                 continue
             seen = True
             try:
-                if adapter.classify_body(turn.body).kind == "unsupported":
-                    return False
-            except Exception:  # noqa: BLE001 - a crash is not a reading
-                return False
-    return True if seen else None
+                if adapter.classify_body(turn.body).kind != adapter.classify_body(swapped).kind:
+                    return True
+            except Exception:  # noqa: BLE001 - an adapter that breaks on the unseen value tells them apart
+                return True
+    return False if seen else None
+
+
+def _swapped(body: Any, shape: Shape, what: str, value: str) -> Any:
+    """``body`` with ``value`` (a stop value or an item type) replaced by an unseen one; None when it lacks it."""
+    changed = copy.deepcopy(body)
+    if what == "stop value":
+        if shape.stop is None or not _has(changed, shape.stop) or _get(changed, shape.stop) != value:
+            return None
+        _set(changed, shape.stop, UNSEEN)
+        return changed
+    listed = _get(changed, shape.items) if shape.items is not None and _has(changed, shape.items) else None
+    items: list[Any] = listed if isinstance(listed, list) else []
+    found = False
+    for index, item in enumerate(items):
+        if not isinstance(item, dict):
+            continue
+        if shape.item_type is not None and item.get(shape.item_type) == value:
+            item[shape.item_type], found = UNSEEN, True
+        elif shape.item_type is None and value in item and len(item) == 1:
+            items[index], found = {UNSEEN_MEMBER: item[value]}, True
+    return changed if found else None
 
 
 def drift(old: Sequence[Case], new: Sequence[Case], provider: str, adapter: Adapter) -> list[Drift]:
@@ -209,7 +241,12 @@ def moved_rows(old: Sequence[Case], new: Sequence[Case], provider: str, adapter:
             for number, (old_turn, new_turn) in enumerate(pairs, start=1):
                 if not (old_turn.replayable(mode) and new_turn.replayable(mode)):
                     continue
-                a, b = replay_turn(adapter, old_turn, mode)[0], replay_turn(adapter, new_turn, mode)[0]
+                try:
+                    a, b = replay_turn(adapter, old_turn, mode)[0], replay_turn(adapter, new_turn, mode)[0]
+                except Exception as error:  # noqa: BLE001 - the adapter's exception is a finding, named
+                    lines.append(f"{provider}: {case.id} turn {number} ({mode}): the adapter raised "
+                                 f"{type(error).__name__}: {str(error)[:200]}")
+                    continue
                 if (a.kind, a.raw) != (b.kind, b.raw):
                     lines.append(f"{provider}: {case.id} turn {number} ({mode}): {a.kind} ({a.raw}) → {b.kind} "
                                  f"({b.raw})")

@@ -30,13 +30,14 @@ from conformance.kit.adapter import Shape
 
 Rule = Literal["unsupported", "same_kind", "same_kind_or_unsupported", "same_usage", "error_kind"]
 RULES: dict[str, str] = {
-    "unsupported": "read as unsupported, the unseen value named (never a guessed kind, never text or stop); where "
-                   "the stop value decides the kind before the content does (a refusal, a truncation, a failure: "
-                   "docs/contract.md, precedence), that kind",
-    "same_kind": "read as the same kind as the recorded turn (the addition tolerated)",
+    "unsupported": "read as unsupported, the unseen value named (never a guessed kind, never text or stop); for an "
+                   "unseen item where the stop value decides the kind before the content does (a refusal, a "
+                   "truncation, a failure: docs/contract.md, precedence), that kind",
+    "same_kind": "read as the same kind, text and calls as the recorded turn (the change tolerated)",
     "same_kind_or_unsupported": "read as the same kind, or as unsupported: never as another kind",
-    "same_usage": "read as the same kind with the same usage totals (the new counter kept in raw_usage)",
-    "error_kind": "read as an error kind (retryable or fatal: the HTTP status decides what an unseen code does not)",
+    "same_usage": "read as the same kind, text and calls with the same usage totals, the new counter kept in "
+                  "raw_usage",
+    "error_kind": "read as an error kind (retryable or fatal), never a success kind, never an exception",
 }
 STOP_DECIDES = frozenset({"refusal", "incomplete", "retryable_error", "fatal_error"})
 """Kinds the stop value decides before the content (docs/contract.md, "Precedence")."""
@@ -239,7 +240,8 @@ def body_mutants(case: Case, turn: int, body: Any, shape: Shape, seen: set[str])
                                else [])}
     for pointer, _ in _objects(body):
         level = _pattern(pointer)
-        if level in seen or level in unions:
+        if level in seen or level in unions or any(level == opaque or level.startswith(opaque + "/")
+                                                   for opaque in shape.opaque):
             continue
         seen.add(level)
         changed = copy.deepcopy(body)
@@ -304,14 +306,7 @@ def stream_mutants(case: Case, turn: int, text: str, shape: Shape, jsonl: bool, 
                       BY_NAME[(family, "stream")], change, _write_stream(changed, jsonl))
 
     if shape.event_type is not None and len(events) >= 2:
-        changed = copy.deepcopy(events)
-        if shape.event_type == "member":
-            unseen = _Event(None, {UNSEEN_MEMBER: {"note": "an event type this release adds"}})
-        else:
-            unseen = _Event(UNSEEN if events[0].name else None, {shape.event_type: UNSEEN, "note": "an event type "
-                                                                 "this release adds"})
-        changed.insert(1, unseen)
-        yield make("event.unseen", f"an event of type {UNSEEN} after the first", changed)
+        yield make("event.unseen", f"an event of type {UNSEEN} after the first", _with_unseen_event(events, shape))
     for index, event in enumerate(events):
         kind = _event_type(event, shape) if shape.event_type is not None else "chunk"
         if kind is None or kind in seen or not isinstance(event.data, dict):
@@ -336,17 +331,38 @@ def stream_mutants(case: Case, turn: int, text: str, shape: Shape, jsonl: bool, 
                 return
 
 
+def _with_unseen_event(events: list[_Event], shape: Shape) -> list[_Event]:
+    """The events with one of an unseen type after the first; numbered events (Responses' ``sequence_number``) stay
+    numbered in order: the new one takes the next number, and every later one moves up by one."""
+    changed = copy.deepcopy(events)
+    if shape.event_type == "member":
+        unseen = _Event(None, {UNSEEN_MEMBER: {"note": "an event type this release adds"}})
+    else:
+        unseen = _Event(UNSEEN if events[0].name else None, {str(shape.event_type): UNSEEN,
+                                                              "note": "an event type this release adds"})
+    first = changed[0].data
+    if isinstance(first, dict) and isinstance(first.get("sequence_number"), int) and isinstance(unseen.data, dict):
+        unseen.data["sequence_number"] = first["sequence_number"] + 1
+        for event in changed[1:]:
+            if isinstance(event.data, dict) and isinstance(event.data.get("sequence_number"), int):
+                event.data["sequence_number"] += 1
+    changed.insert(1, unseen)
+    return changed
+
+
 def mutants_for(cases: Sequence[Case], provider: str, shape: Shape | None) -> list[Mutant]:
     """Every mutant of ``provider``'s recorded turns across ``cases``, in case and turn order."""
     if shape is None:
         return []
     out: list[Mutant] = []
-    seen_levels: set[str] = set()
-    seen_events: set[str] = set()
     for case in sorted(cases, key=lambda case: case.id):
         fixtures = case.providers.get(provider)
         if fixtures is None:
             continue
+        # One unknown field per object level and per event type within a case: a case's mutants do not depend on
+        # which other cases are loaded, so a shard makes the same ones as the whole run.
+        seen_levels: set[str] = set()
+        seen_events: set[str] = set()
         for number, turn in enumerate(fixtures.turns, start=1):
             if turn.status >= 400:
                 out += error_mutants(case, number, turn.body, shape)
@@ -418,6 +434,12 @@ def judge(mutant: Mutant, original: dict[str, Any], row: dict[str, Any]) -> tupl
     if turn.get("kind") == was.get("kind"):
         if mutant.family.rule == "same_usage" and turn.get("usage") != was.get("usage"):
             return "changed", f"usage {was.get('usage')} → {turn.get('usage')}"
+        if mutant.family.rule == "same_usage" and turn.get("raw_usage") is not None and \
+                f"{UNSEEN}_tokens" not in json.dumps(turn.get("raw_usage")):
+            return "changed", f"the new counter {UNSEEN}_tokens is not kept in raw_usage"
+        for name in ("text", "calls"):  # tolerated means read the same: the answer and the calls kept whole
+            if mutant.family.rule in ("same_kind", "same_usage") and turn.get(name) != was.get(name):
+                return "changed", f"{name} {str(was.get(name))[:60]} → {str(turn.get(name))[:60]}"
         return "held", read
     if mutant.family.rule == "same_kind_or_unsupported" and turn.get("kind") == "unsupported":
         return "held", read
@@ -464,3 +486,33 @@ class Matrix:
                 "lanes": {lane: dict(sorted(cells.items())) for lane, cells in sorted(self.lanes.items())},
                 "not_held": sorted(self.not_held, key=lambda entry: (entry["lane"], entry["mutant"]))}
 
+
+
+def merged(sections: Sequence[Any]) -> dict[str, Any] | None:
+    """The ``forward`` sections of the shards of one run (whole cases apart) as the whole run's: the counts added,
+    the mutants not held joined; None when no shard has one. A section that is not one this version writes is left
+    out of the sum rather than guessed at."""
+    parts = [section for section in sections if isinstance(section, dict) and isinstance(section.get("lanes"), dict)]
+    if not parts:
+        return None
+    matrix = Matrix()
+    for part in parts:
+        for api, count in (part.get("mutants") or {}).items():
+            if isinstance(count, int):
+                matrix.mutants[api] = matrix.mutants.get(api, 0) + count
+        for lane, cells in part["lanes"].items():
+            for family, cell in (cells.items() if isinstance(cells, dict) else ()):
+                into = matrix.lanes.setdefault(lane, {}).setdefault(family, dict.fromkeys(VERDICTS, 0))
+                for verdict, count in (cell.items() if isinstance(cell, dict) else ()):
+                    if verdict in into and isinstance(count, int):
+                        into[verdict] += count
+        matrix.not_held += [entry for entry in part.get("not_held") or [] if isinstance(entry, dict)
+                            and isinstance(entry.get("lane"), str) and isinstance(entry.get("mutant"), str)]
+    # Each shard's digest covers its own cases' mutants: the run's is the digest of theirs, in shard order.
+    for api in matrix.mutants:
+        hashed = hashlib.sha256()
+        for part in parts:
+            hashed.update(str((part.get("digests") or {}).get(api, "")).encode())
+        matrix.digests[api] = hashed.hexdigest()[:16] if len(parts) > 1 else str(
+            (parts[0].get("digests") or {}).get(api, ""))
+    return matrix.to_dict()

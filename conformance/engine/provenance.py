@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import datetime as dt
 import ipaddress
-import json
 import urllib.parse
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
+
+from conformance.kit.jsontext import parse_json
 
 SIDECAR = "provenance.json"
 ENTRY_KEYS = {"recorded_at", "model", "host", "client", "suite"}
@@ -52,12 +53,12 @@ def parse_time(value: Any) -> dt.datetime | None:
         parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         return None
-    return parsed if parsed.tzinfo is not None else None
+    return parsed.astimezone(dt.UTC) if parsed.tzinfo is not None else None
 
 
 def read(path: Path) -> Any:
-    """A sidecar's JSON value (ValueError when it is not JSON)."""
-    return json.loads(path.read_text(encoding="utf-8"))
+    """A sidecar's JSON value (ValueError when it is not JSON or nests too deep: ``kit.jsontext.parse_json``)."""
+    return parse_json(path.read_text(encoding="utf-8"))
 
 
 def check(path: Path, turn_files: Iterable[str], problem: Callable[[str, str, str], None]) -> dict[str, Any] | None:
@@ -146,8 +147,9 @@ def ages(provenance: Mapping[str, str], now: dt.datetime | None = None) -> dict[
             slot["unknown"] += 1
         else:
             slot["recorded"] += 1
-            if slot["oldest"] is None or known < slot["oldest"]:
-                slot["oldest"], slot["days"] = known, (now - when).days
+            spelled = when.isoformat().replace("+00:00", "Z")
+            if slot["oldest"] is None or when < parse_time(slot["oldest"]):  # type: ignore[operator]
+                slot["oldest"], slot["days"] = spelled, (now - when).days
     return dict(sorted(out.items())) if any(provenance.values()) else {}
 
 
@@ -155,24 +157,30 @@ def merged_ages(parts: Iterable[Mapping[str, Mapping[str, Any]]]) -> dict[str, d
     """The ``ages`` of shards of one run (their cases, so their files, apart) as the whole run's."""
     out: dict[str, dict[str, Any]] = {}
     for part in parts:
-        for provider, age in part.items():
-            slot = out.setdefault(provider, {"oldest": None, "days": None, "recorded": 0, "hand_written": 0,
-                                             "unknown": 0})
+        for provider, age in (part.items() if isinstance(part, Mapping) else ()):
+            if not isinstance(age, Mapping):
+                continue  # not what this version writes: left out rather than guessed at
+            slot = out.setdefault(str(provider), {"oldest": None, "days": None, "recorded": 0, "hand_written": 0,
+                                                  "unknown": 0})
             for name in ("recorded", "hand_written", "unknown"):
-                slot[name] += int(age.get(name) or 0)
-            if age.get("oldest") and (slot["oldest"] is None or age["oldest"] < slot["oldest"]):
-                slot["oldest"], slot["days"] = age["oldest"], age.get("days")
+                count = age.get(name)
+                slot[name] += count if isinstance(count, int) and not isinstance(count, bool) else 0
+            when = parse_time(age.get("oldest"))
+            if when is not None and (slot["oldest"] is None or when < parse_time(slot["oldest"])):  # type: ignore[operator]
+                slot["oldest"] = when.isoformat().replace("+00:00", "Z")
+                slot["days"] = age.get("days") if isinstance(age.get("days"), int) else None
     return dict(sorted(out.items()))
 
 
 def folder_sidecar(folder: Path) -> Mapping[str, Any] | None:
-    """The sidecar that applies to a provider folder: its own, else its cases folder's (two levels up), if any and
-    readable."""
-    for candidate in (folder / SIDECAR, folder.parent.parent / SIDECAR):
+    """The sidecar that applies to a provider folder: its own, else its cases folder's (the nearest folder above it
+    with a ``world.yaml``), if any and readable."""
+    roots = [parent for parent in folder.parents if (parent / "world.yaml").is_file()][:1]
+    for candidate in (folder / SIDECAR, *(root / SIDECAR for root in roots)):
         if candidate.is_file():
             try:
                 value = read(candidate)
-            except (OSError, ValueError, UnicodeDecodeError):
+            except (OSError, ValueError):
                 return None
             return value if isinstance(value, dict) else None
     return None
@@ -189,6 +197,6 @@ def too_old(files: Iterable[str], max_age_days: int, now: dt.datetime | None = N
                                                                                         dict) else {}
         value = turns.get(path.name)
         when = parse_time(value.get("recorded_at")) if isinstance(value, dict) else None
-        if when is not None and (now - when).days > max_age_days:
+        if when is not None and ((now - when).days > max_age_days or when > now + dt.timedelta(days=1)):
             old.append((name, (now - when).days, when.isoformat().replace("+00:00", "Z")))
     return sorted(old, key=lambda item: (-item[1], item[0]))

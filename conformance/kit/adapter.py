@@ -135,6 +135,9 @@ class Shape:
     """The usage object of a body."""
     optional: tuple[str, ...] = ()
     """Pointers a body may lack and still be the same answer (its id, its model, its usage)."""
+    opaque: tuple[str, ...] = ()
+    """Object levels whose content is not the vendor's shape but the model's or the request's (a tool call's
+    arguments, the tools echoed back): no unknown field goes there or below (``*`` for any array index)."""
     unions: tuple[str, ...] = ()
     """Object levels that are unions, exactly one member set (``/output`` of Bedrock's ``ConverseOutput``; ``*`` for
     any array index): an unknown field there is not a valid shape, so none is added. Union items are too."""

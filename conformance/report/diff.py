@@ -378,8 +378,9 @@ def _usage_nulls(where: str, before: Any, after: Any, gained: bool = False) -> l
 
 def forward_changes(old_path: Path, new_path: Path) -> list[RowChange]:
     """The forward-compatibility matrix of two reports (``conformance run --mutants``), lane × family: a lane that
-    holds fewer of a family's mutants than it did is a regression, more an improvement (docs/forward.md). Nothing
-    when either report was run without mutants."""
+    holds fewer of a family's mutants than it did is a regression, more an improvement, and one that checks fewer
+    mutants, or is no longer run on them, a regression (docs/forward.md). Nothing when either report was run without
+    mutants."""
     def lanes(path: Path) -> dict[str, Any] | None:
         section = read_report(path).get("forward")
         found = section.get("lanes") if isinstance(section, dict) else None
@@ -392,13 +393,22 @@ def forward_changes(old_path: Path, new_path: Path) -> list[RowChange]:
     old, new = lanes(old_path), lanes(new_path)
     if old is None or new is None:
         return []
-    changes = []
+    changes = [RowChange(("all families", lane, "mutants"), "regression",
+                         ["mutants: the lane is no longer run on the mutants"], [])
+               for lane in sorted(set(old) - set(new))]
     for lane in sorted(set(old) & set(new)):
         before_lane, after_lane = old[lane], new[lane]
         if not isinstance(before_lane, dict) or not isinstance(after_lane, dict):
             continue
         for family in sorted(set(before_lane) | set(after_lane)):
             before, after = counts(before_lane.get(family)), counts(after_lane.get(family))
+            if sum(after.values()) < sum(before.values()):
+                # Fewer mutants checked is coverage lost (a shape field removed, a lane's stream rows dropped), never an
+                # improvement however many of the rest hold.
+                changes.append(RowChange((family, lane, "mutants"), "regression", [
+                    f"mutants {family}: {sum(before.values())} checked → {sum(after.values())} (held "
+                    f"{before.get('held', 0)} → {after.get('held', 0)})"], []))
+                continue
             lost_before = sum(before.values()) - before.get("held", 0)
             lost_after = sum(after.values()) - after.get("held", 0)
             if lost_before == lost_after:

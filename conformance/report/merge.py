@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from conformance.engine import forward
 from conformance.engine.fixtures import fixture_digest
 from conformance.engine.provenance import merged_ages
 from conformance.engine.rows import status_of
@@ -74,6 +75,9 @@ def merge_reports(paths: list[Path], exclude: Path | None = None) -> dict[str, A
     recordings = merged_ages(document["measured"].get("recordings") or {} for _, document in documents)
     if recordings:
         merged["measured"]["recordings"] = recordings
+    section = forward.merged([document.get("forward") for _, document in documents])
+    if section is not None:  # each shard ran the mutants of its own cases
+        merged["forward"] = section
     return merged
 
 

@@ -30,6 +30,7 @@ ADAPTER = Adapter(
     wire=Wire(credential=Credential(env=("ANTHROPIC_API_KEY",), header="x-api-key", placeholder=PLACEHOLDER_KEY),
               shape=Shape(stop="/stop_reason", items="/content", item_type="type", usage="/usage",
                           optional=("/id", "/model", "/stop_sequence"), error_code=("/error/type",),
+                          opaque=("/content/*/input",),
                           event_type="type", stream_stop=(("message_delta", "/delta/stop_reason"),)),
               paths=((re.compile(r"/v1/messages"), None),), request_id_header="request-id",
               error_reply=error_reply, client_environment=client_environment,

@@ -33,6 +33,7 @@ ADAPTER = Adapter(
               shape=Shape(stop="/candidates/0/finishReason", items="/candidates/0/content/parts",
                           usage="/usageMetadata",
                           optional=("/responseId", "/modelVersion"), error_code=("/error/status",),
+                          opaque=("/candidates/*/content/parts/*/functionCall/args",),
                           stream_stop=((None, "/candidates/0/finishReason"),)),
               paths=((re.compile(r"/v1(?:beta|alpha)?/models/[^/:]+:generateContent"), False),
                      (re.compile(r"/v1(?:beta|alpha)?/models/[^/:]+:streamGenerateContent"), True)),

@@ -23,7 +23,7 @@ ADAPTER = Adapter(
     wire=Wire(credential=Credential(
                   env=("OPENAI_API_KEY",), header="authorization", template="Bearer {}", placeholder=PLACEHOLDER_KEY),
               shape=Shape(stop="/status", items="/output", item_type="type", usage="/usage",
-                          optional=("/id", "/model", "/usage", "/created_at"),
+                          optional=("/id", "/model", "/usage", "/created_at"), opaque=("/tools", "/text", "/metadata"),
                           error_code=("/error/code", "/error/type"), event_type="type",
                           stream_stop=(("response.completed", "/response/status"),
                                        ("response.incomplete", "/response/status"))),
