@@ -161,7 +161,10 @@ class Run:
                 if lanes is not None and lane not in lanes:
                     continue
                 api = stack.provider if stack is not None else lane
-                mutants = forward.mutants_for(cases, api, adapter.wire.shape if adapter.wire else None)
+                if adapter.wire is None or adapter.wire.shape is None:
+                    matrix.no_shape.append(lane)  # said in the report: no mutant is not a pass
+                    continue
+                mutants = forward.mutants_for(cases, api, adapter.wire.shape)
                 matrix.mutants.setdefault(api, len(mutants))
                 matrix.digests.setdefault(api, forward.digest(mutants))
                 recorded: dict[tuple[str, str], Row] = {}

@@ -147,7 +147,7 @@ def test_one_run_plans_runs_and_reports_what_both_entry_points_write(tmp_path: P
         run.execute(item)
     assert len(run.rows) == len(planned)
     assert {lane for _, lane in run.ran} == set(run.adapters)
-    run.write(run.report(run.fixture_files(cases)), tmp_path / "run")
+    run.write(run.report(run.fixture_files(cases), provenance=run.fixture_provenance(cases)), tmp_path / "run")
     for name in REPORTS:
         assert (tmp_path / "run" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes(), name
     # A required provider a case lacks is planned as a not-recorded item, for both entry points.

@@ -87,6 +87,9 @@ def run(arguments: argparse.Namespace) -> int:
         chosen = {item.case.id for item in items}
         report["forward"] = session.forward([case for case in cases if case.id in chosen],
                                             {item.lane for item in items if item.lane not in skipped})
+        for lane in report["forward"]["no_shape"]:
+            print(terminal_safe(f"no mutants for {lane}: its adapter's wire has no Shape (docs/forward.md)"),
+                  file=sys.stderr)
     written = session.write(report, config.report_dir)
     markdown = render_markdown(report)
     print(terminal_safe(markdown if arguments.verbose else render_summary(report)))

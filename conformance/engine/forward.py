@@ -463,6 +463,8 @@ class Matrix:
     """Per API, the digest of its mutants (``digest``): the same fixtures give the same one."""
     lanes: dict[str, dict[str, dict[str, int]]] = dataclasses.field(default_factory=dict)
     """Lane → family key → verdict → count."""
+    no_shape: list[str] = dataclasses.field(default_factory=list)
+    """Lanes whose adapter's wire has no ``Shape``: no mutant can be made for them."""
     not_held: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     """Each mutant a lane did not hold: lane, mutant, family, verdict, what it read, the change (and for a crash the
     last frames of the code's traceback)."""
@@ -484,6 +486,7 @@ class Matrix:
         return {"rules": {family_key(family): RULES[family.rule] for family in FAMILIES},
                 "mutants": dict(sorted(self.mutants.items())), "digests": dict(sorted(self.digests.items())),
                 "lanes": {lane: dict(sorted(cells.items())) for lane, cells in sorted(self.lanes.items())},
+                "no_shape": sorted(set(self.no_shape)),
                 "not_held": sorted(self.not_held, key=lambda entry: (entry["lane"], entry["mutant"]))}
 
 
@@ -506,6 +509,7 @@ def merged(sections: Sequence[Any]) -> dict[str, Any] | None:
                 for verdict, count in (cell.items() if isinstance(cell, dict) else ()):
                     if verdict in into and isinstance(count, int):
                         into[verdict] += count
+        matrix.no_shape += [lane for lane in part.get("no_shape") or [] if isinstance(lane, str)]
         matrix.not_held += [entry for entry in part.get("not_held") or [] if isinstance(entry, dict)
                             and isinstance(entry.get("lane"), str) and isinstance(entry.get("mutant"), str)]
     # Each shard's digest covers its own cases' mutants: the run's is the digest of theirs, in shard order.

@@ -403,7 +403,7 @@ def _forward_section(section: dict[str, Any] | None) -> list[str]:
     """The report.md section "Survives the next release": family × lane, each cell ``held/all`` and what was not."""
     from conformance.engine.forward import FAMILIES, family_key  # noqa: PLC0415 - only a mutant run has the section
 
-    if not section or not section["lanes"]:
+    if not section or not (section["lanes"] or section.get("no_shape")):
         return []
     lanes = list(section["lanes"])
     families = [family_key(family) for family in FAMILIES]
@@ -425,6 +425,9 @@ def _forward_section(section: dict[str, Any] | None) -> list[str]:
                                                                                               if others else ""))
         if any(cell != "—" for cell in cells):
             lines.append(f"| {family} | {section['rules'][family]} | " + " | ".join(cells) + " |")
+    if section.get("no_shape"):
+        lines += ["", escape_cell("No mutants for " + ", ".join(section["no_shape"]) + ": their adapter's wire has no "
+                              "Shape (docs/forward.md).")]
     if section["not_held"]:
         lines += ["", "Not held (the first 40):", ""]
         lines += [escape_cell(f"- {entry['lane']}: {entry['mutant']} ({entry['change']}): {entry['verdict']}, read "
