@@ -70,6 +70,8 @@ FAMILIES: tuple[Family, ...] = (
     Family("event.unseen", "stream", "same_kind", "an unseen stream event type between known ones"),
     Family("event.extra_field", "stream", "same_kind", "an unknown field in a stream event, for each event type"),
     Family("stop.unseen", "stream", "unsupported", "an unseen stop or finish value in the stream"),
+    Family("stop.case", "stream", "same_kind_or_unsupported", "the stream's known stop value in another letter case"),
+    Family("usage.new_counter", "stream", "same_usage", "a new counter in the stream's usage object"),
 )
 BY_NAME = {(family.name, family.mode): family for family in FAMILIES}
 
@@ -317,18 +319,35 @@ def stream_mutants(case: Case, turn: int, text: str, shape: Shape, jsonl: bool, 
         if isinstance(target, dict):
             target[UNSEEN] = {"note": "a field this release adds"}
             yield make("event.extra_field", f"event {index + 1} ({kind}): + {UNSEEN}", changed, kind)
+    found = _last(events, shape, shape.stream_stop, str)
+    if found is not None:
+        index, pointer, recorded = found
+        recased = recorded.upper() if recorded != recorded.upper() else recorded.lower()
+        for family, value in (("stop.unseen", UNSEEN), ("stop.case", recased)):
+            if value != recorded:
+                changed = copy.deepcopy(events)
+                _set(_event_body(changed[index], shape), pointer, value)
+                yield make(family, f"event {index + 1}: {pointer}: {recorded} → {value}", changed)
+    found = _last(events, shape, shape.stream_usage, dict)
+    if found is not None:
+        index, pointer, _ = found
+        changed = copy.deepcopy(events)
+        _get(_event_body(changed[index], shape), pointer)[f"{UNSEEN}_tokens"] = 7
+        yield make("usage.new_counter", f"event {index + 1}: {pointer}: + {UNSEEN}_tokens: 7", changed)
+
+
+def _last(events: list[_Event], shape: Shape, places: Sequence[tuple[str | None, str]],
+          kind: type) -> tuple[int, str, Any] | None:
+    """The last event carrying a value of type ``kind`` at one of ``places``: its index, the pointer, the value."""
     for index in reversed(range(len(events))):
         event = events[index]
-        for wanted, pointer in shape.stream_stop:
+        for wanted, pointer in places:
             if wanted is not None and _event_type(event, shape) != wanted:
                 continue
             body = _event_body(event, shape)
-            if _has(body, pointer) and isinstance(_get(body, pointer), str):
-                changed = copy.deepcopy(events)
-                recorded = _get(body, pointer)
-                _set(_event_body(changed[index], shape), pointer, UNSEEN)
-                yield make("stop.unseen", f"event {index + 1}: {pointer}: {recorded} → {UNSEEN}", changed)
-                return
+            if _has(body, pointer) and isinstance(_get(body, pointer), kind):
+                return index, pointer, _get(body, pointer)
+    return None
 
 
 def _with_unseen_event(events: list[_Event], shape: Shape) -> list[_Event]:

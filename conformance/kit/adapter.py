@@ -148,6 +148,8 @@ class Shape:
     naming it (Bedrock's ``.jsonl``); None: the stream's chunks have no type."""
     stream_stop: tuple[tuple[str | None, str], ...] = ()
     """Where a stream says why it stopped: (the event type, or None for any chunk; the pointer in its data)."""
+    stream_usage: tuple[tuple[str | None, str], ...] = ()
+    """Where a stream carries its usage object, as ``stream_stop``."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

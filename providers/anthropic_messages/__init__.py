@@ -31,7 +31,8 @@ ADAPTER = Adapter(
               shape=Shape(stop="/stop_reason", items="/content", item_type="type", usage="/usage",
                           optional=("/id", "/model", "/stop_sequence"), error_code=("/error/type",),
                           opaque=("/content/*/input",),
-                          event_type="type", stream_stop=(("message_delta", "/delta/stop_reason"),)),
+                          event_type="type", stream_stop=(("message_delta", "/delta/stop_reason"),),
+                          stream_usage=(("message_delta", "/usage"),)),
               paths=((re.compile(r"/v1/messages"), None),), request_id_header="request-id",
               error_reply=error_reply, client_environment=client_environment,
               # The rate-limit counters (docs.anthropic.com/en/api/rate-limits), kept as the vendor sent them.

@@ -34,7 +34,7 @@ ADAPTER = Adapter(
     wire=Wire(shape=Shape(stop="/stopReason", items="/output/message/content", usage="/usage",
                           optional=("/metrics",), unions=("/output",), event_type="member",
                           opaque=("/output/message/content/*/toolUse/input",),
-                          stream_stop=(("messageStop", "/stopReason"),)),
+                          stream_stop=(("messageStop", "/stopReason"),), stream_usage=(("metadata", "/usage"),)),
               paths=((re.compile(r"/model/[^/]+/converse"), False),
                      (re.compile(r"/model/[^/]+/converse-stream"), True)),
               request_id_header="x-amzn-RequestId", stream_content_type=EVENTSTREAM, encode_stream=encode_stream,

@@ -26,7 +26,7 @@ ADAPTER = Adapter(
                           usage="/usage", optional=("/id", "/model", "/usage", "/system_fingerprint",
                                                     "/service_tier"),
                           error_code=("/error/code", "/error/type"),
-                          stream_stop=((None, "/choices/0/finish_reason"),)),
+                          stream_stop=((None, "/choices/0/finish_reason"),), stream_usage=((None, "/usage"),)),
               paths=((re.compile(r"/v1/chat/completions"), None),),
               kept_headers=KEPT_HEADERS, client_environment=client_environment),
 )

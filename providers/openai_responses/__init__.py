@@ -26,7 +26,9 @@ ADAPTER = Adapter(
                           optional=("/id", "/model", "/usage", "/created_at"), opaque=("/tools", "/text", "/metadata"),
                           error_code=("/error/code", "/error/type"), event_type="type",
                           stream_stop=(("response.completed", "/response/status"),
-                                       ("response.incomplete", "/response/status"))),
+                                       ("response.incomplete", "/response/status")),
+                          stream_usage=(("response.completed", "/response/usage"),
+                                        ("response.incomplete", "/response/usage"))),
               paths=((re.compile(r"/v1/responses"), None),),
               kept_headers=KEPT_HEADERS, client_environment=client_environment),
 )
