@@ -19,7 +19,7 @@ import dataclasses
 import hashlib
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -89,6 +89,8 @@ class Mutant:
     """What was changed, in words (``/choices/0/finish_reason: stop → future_release``)."""
     data: Any
     """The changed body (JSON value), error body, or stream transcript (text)."""
+    headers: Mapping[str, str] | None = None
+    """The changed response headers, for a change made there (an error type an API sends in a header)."""
 
 
 # --- JSON pointers ---------------------------------------------------------------------------------------------------
@@ -285,16 +287,24 @@ def _stop_and_item_mutants(body: Any, shape: Shape, make: Any) -> Iterator[Mutan
                        changed)
 
 
-def error_mutants(case: Case, turn: int, body: Any, shape: Shape) -> Iterator[Mutant]:
-    """``error.new_code``: each code or type the error body names, set to an unseen one."""
+def error_mutants(case: Case, turn: int, body: Any, shape: Shape,
+                  headers: Mapping[str, str] | None = None) -> Iterator[Mutant]:
+    """``error.new_code``: each code or type the error body names, and the error-type header (``Shape.error_header``),
+    set to an unseen one."""
     changed = copy.deepcopy(body)
     moved = [pointer for pointer in shape.error_code if _has(changed, pointer) and isinstance(
         _get(changed, pointer), str)]
     for pointer in moved:
         _set(changed, pointer, UNSEEN)
-    if moved:
+    said = [f"{pointer} → {UNSEEN}" for pointer in moved]
+    new_headers = None
+    named = {name.lower(): name for name in headers or {}}
+    if shape.error_header is not None and shape.error_header in named:
+        new_headers = {**(headers or {}), named[shape.error_header]: f"{UNSEEN}Exception"}
+        said.append(f"header {shape.error_header}: → {UNSEEN}Exception")
+    if said:
         yield Mutant(f"{case.id}/turn{turn}/body/error.new_code", case.id, turn, BY_NAME[("error.new_code", "body")],
-                     ", ".join(f"{pointer} → {UNSEEN}" for pointer in moved), changed)
+                     ", ".join(said), changed, new_headers)
 
 
 def stream_mutants(case: Case, turn: int, text: str, shape: Shape, jsonl: bool, seen: set[str]) -> Iterator[Mutant]:
@@ -384,7 +394,7 @@ def mutants_for(cases: Sequence[Case], provider: str, shape: Shape | None) -> li
         seen_events: set[str] = set()
         for number, turn in enumerate(fixtures.turns, start=1):
             if turn.status >= 400:
-                out += error_mutants(case, number, turn.body, shape)
+                out += error_mutants(case, number, turn.body, shape, turn.headers)
                 continue
             if turn.has_body:
                 out += body_mutants(case, number, turn.body, shape, seen_levels)
@@ -400,6 +410,8 @@ def digest(mutants: Sequence[Mutant]) -> str:
     for mutant in mutants:
         data = mutant.data if isinstance(mutant.data, str) else json.dumps(mutant.data, sort_keys=True)
         hashed.update(f"{mutant.id}\n{data}\n".encode())
+        if mutant.headers is not None:
+            hashed.update(json.dumps(dict(mutant.headers), sort_keys=True).encode())
     return hashed.hexdigest()[:16]
 
 
@@ -417,7 +429,9 @@ def mutated_case(case: Case, provider: str, mutant: Mutant, folder: Path) -> Cas
         turns[mutant.turn - 1] = dataclasses.replace(recorded, stream=path, stream_source=f"mutant {mutant.id}")
     else:
         turns[mutant.turn - 1] = dataclasses.replace(recorded, body=mutant.data, source=f"mutant {mutant.id}",
-                                                     body_path=None)  # served from the value, not the file
+                                                     body_path=None,  # served from the value, not the file
+                                                     headers=mutant.headers if mutant.headers is not None
+                                                     else recorded.headers)
     return dataclasses.replace(case, providers={**case.providers, provider: ProviderFixtures(
         turns=tuple(turns), override=fixtures.override)})
 

@@ -143,6 +143,8 @@ class Shape:
     any array index): an unknown field there is not a valid shape, so none is added. Union items are too."""
     error_code: tuple[str, ...] = ()
     """Pointers in an error body that name the error's code or type."""
+    error_header: str | None = None
+    """The response header (lower case) that names the error's type, for an API that sends it there."""
     event_type: str | None = None
     """The key of a stream event's data naming its type (``type``); ``member``: the event is an object with one member
     naming it (Bedrock's ``.jsonl``); None: the stream's chunks have no type."""

@@ -33,6 +33,7 @@ ADAPTER = Adapter(
     # service model): a content block is a union, an object whose one member names it; so is a stream event.
     wire=Wire(shape=Shape(stop="/stopReason", items="/output/message/content", usage="/usage",
                           optional=("/metrics",), unions=("/output",), event_type="member",
+                          error_header="x-amzn-errortype",
                           opaque=("/output/message/content/*/toolUse/input",),
                           stream_stop=(("messageStop", "/stopReason"),), stream_usage=(("metadata", "/usage"),)),
               paths=((re.compile(r"/model/[^/]+/converse"), False),
