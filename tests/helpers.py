@@ -73,6 +73,15 @@ def cli(*arguments: str, cwd: Path | None = None, env: dict[str, str] | None = N
     return CliResult(code, stdout.getvalue(), stderr.getvalue())
 
 
+def some_cases(target: Path, *case_ids: str) -> Path:
+    """A cases folder at ``target`` holding the world and the named frozen cases (whole folders)."""
+    target.mkdir(parents=True)
+    shutil.copy(CASES / "world.yaml", target / "world.yaml")
+    for case_id in case_ids:
+        shutil.copytree(CASES / case_id, target / case_id)
+    return target
+
+
 def copied_cases(target: Path, copies: int, source: Path = CASES) -> Path:
     """A generated task set: ``copies`` copies of every case in ``source``, each under a new id
     (``<id>_<copy>``), with the world beside them; returns the new cases folder. Snapshots are not copied."""

@@ -4,22 +4,14 @@ never had, with whether the adapter reads it, and the turns whose classification
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
-from tests.helpers import CASES, cli
+from tests.helpers import CASES, cli, some_cases
 
 
 def _copies(tmp_path: Path, *names: str) -> list[Path]:
     """Cases folders holding the normal case, one per name."""
-    folders = []
-    for name in names:
-        folder = tmp_path / name
-        folder.mkdir()
-        shutil.copy(CASES / "world.yaml", folder / "world.yaml")
-        shutil.copytree(CASES / "normal", folder / "normal")
-        folders.append(folder)
-    return folders
+    return [some_cases(tmp_path / name, "normal") for name in names]
 
 
 def test_a_rerecording_with_a_new_field_stop_value_and_block_type_names_all_three(tmp_path: Path) -> None:

@@ -9,17 +9,13 @@ import shutil
 from pathlib import Path
 
 from conformance.engine.provenance import entry, host_class
-from tests.helpers import CASES, cli
+from tests.helpers import CASES, cli, some_cases
 
 OLD = dt.datetime(2020, 3, 1, 12, 0, tzinfo=dt.UTC)
 
 
 def _cases(tmp_path: Path) -> Path:
-    root = tmp_path / "cases"
-    root.mkdir()
-    shutil.copy(CASES / "world.yaml", root / "world.yaml")
-    shutil.copytree(CASES / "normal", root / "normal")
-    return root
+    return some_cases(tmp_path / "cases", "normal")
 
 
 def _sidecar(folder: Path, when: dt.datetime) -> None:

@@ -22,7 +22,7 @@ import pytest
 
 from conformance.replay.record import Staged, write_fixtures
 from conformance.report.files import Terminated, handle_sigterm_as_interrupt
-from tests.helpers import CASES, cli
+from tests.helpers import CASES, cli, some_cases
 
 pytest.importorskip("openai", reason="the SDK stacks drive the recording (pip install 'llm-conformance[stacks]')")
 
@@ -75,11 +75,7 @@ def vendor() -> Iterator[type[_Vendor]]:
 
 
 def _cases(tmp_path: Path) -> Path:
-    root = tmp_path / "cases"
-    root.mkdir()
-    shutil.copy(CASES / "world.yaml", root / "world.yaml")
-    shutil.copytree(CASES / "normal", root / "normal")
-    return root
+    return some_cases(tmp_path / "cases", "normal")
 
 
 def _files(folder: Path) -> dict[str, bytes]:

@@ -257,9 +257,9 @@ def conventional_turns(case_path: Path, provider: str, pointer: str, problem: An
     return [found[number] for number in numbers]
 
 
-def fixture_files(cases: Sequence[Any], ran: Iterable[tuple[str, str]]) -> dict[str, str]:
-    """The fixture files the (case id, lane) pairs ran on: each file's path as reports show it (from the cases
-    folder's name down) and the SHA-256 of its bytes."""
+def fixture_paths(cases: Iterable[Any], ran: Iterable[tuple[str, str]]) -> dict[str, Path]:
+    """The fixture files the (case id, lane) pairs ran on, by their path as reports show it (from the cases
+    folder's name down)."""
     ran = {(case, Lane.parse(lane).fixtures) for case, lane in ran}
     files: dict[str, Path] = {}
     for case in cases:
@@ -272,7 +272,12 @@ def fixture_files(cases: Sequence[Any], ran: Iterable[tuple[str, str]]) -> dict[
                 for path, shown in ((recorded, turn.source), (turn.stream, turn.stream_source)):
                     if path is not None:
                         files[shown] = path
-    return {shown: hashlib.sha256(path.read_bytes()).hexdigest() for shown, path in files.items()}
+    return files
+
+
+def fixture_files(cases: Sequence[Any], ran: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """The fixture files the (case id, lane) pairs ran on (``fixture_paths``) and the SHA-256 of each one's bytes."""
+    return {shown: hashlib.sha256(path.read_bytes()).hexdigest() for shown, path in fixture_paths(cases, ran).items()}
 
 
 def fixture_digest(files: dict[str, str]) -> dict[str, Any]:

@@ -361,7 +361,7 @@ def _last(events: list[_Event], shape: Shape, places: Sequence[tuple[str | None,
 
 
 def _with_unseen_event(events: list[_Event], shape: Shape) -> list[_Event]:
-    """The events with one of an unseen type after the first; numbered events (Responses' ``sequence_number``) stay
+    """The events with one of an unseen type after the first; numbered events (``Shape.event_sequence``) stay
     numbered in order: the new one takes the next number, and every later one moves up by one."""
     changed = copy.deepcopy(events)
     if shape.event_type == "member":
@@ -369,12 +369,13 @@ def _with_unseen_event(events: list[_Event], shape: Shape) -> list[_Event]:
     else:
         unseen = _Event(UNSEEN if events[0].name else None, {str(shape.event_type): UNSEEN,
                                                               "note": "an event type this release adds"})
-    first = changed[0].data
-    if isinstance(first, dict) and isinstance(first.get("sequence_number"), int) and isinstance(unseen.data, dict):
-        unseen.data["sequence_number"] = first["sequence_number"] + 1
+    first, key = changed[0].data, shape.event_sequence
+    if key is not None and isinstance(first, dict) and isinstance(first.get(key), int) and isinstance(unseen.data,
+                                                                                                      dict):
+        unseen.data[key] = first[key] + 1
         for event in changed[1:]:
-            if isinstance(event.data, dict) and isinstance(event.data.get("sequence_number"), int):
-                event.data["sequence_number"] += 1
+            if isinstance(event.data, dict) and isinstance(event.data.get(key), int):
+                event.data[key] += 1
     changed.insert(1, unseen)
     return changed
 

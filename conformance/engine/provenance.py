@@ -115,20 +115,9 @@ def file_provenance(path: Path) -> str:
 
 def provenance_of(cases: Iterable[Any], ran: Iterable[tuple[str, str]]) -> dict[str, str]:
     """Per fixture file the (case id, lane) pairs ran on, as reports show it, its ``file_provenance``."""
-    from conformance.engine.rows import Lane  # noqa: PLC0415 - rows imports nothing of this module's
+    from conformance.engine.fixtures import fixture_paths  # noqa: PLC0415 - fixtures' loader imports this module
 
-    pairs = {(case, Lane.parse(lane).fixtures) for case, lane in ran}
-    out: dict[str, str] = {}
-    for case in cases:
-        for provider, fixtures in case.providers.items():
-            if (case.id, provider) not in pairs:
-                continue
-            for turn in fixtures.turns:
-                for path, shown in ((turn.body_path or turn.error_path, turn.source),
-                                    (turn.stream, turn.stream_source)):
-                    if path is not None:
-                        out[shown] = file_provenance(path)
-    return out
+    return {shown: file_provenance(path) for shown, path in fixture_paths(cases, ran).items()}
 
 
 def ages(provenance: Mapping[str, str], now: dt.datetime | None = None) -> dict[str, dict[str, Any]]:

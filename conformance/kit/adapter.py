@@ -152,6 +152,8 @@ class Shape:
     """Where a stream says why it stopped: (the event type, or None for any chunk; the pointer in its data)."""
     stream_usage: tuple[tuple[str | None, str], ...] = ()
     """Where a stream carries its usage object, as ``stream_stop``."""
+    event_sequence: str | None = None
+    """The key of a stream event's data that numbers the events in order, when the API numbers them."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -25,6 +25,7 @@ ADAPTER = Adapter(
               shape=Shape(stop="/status", items="/output", item_type="type", usage="/usage",
                           optional=("/id", "/model", "/usage", "/created_at"), opaque=("/tools", "/text", "/metadata"),
                           error_code=("/error/code", "/error/type"), event_type="type",
+                          event_sequence="sequence_number",
                           stream_stop=(("response.completed", "/response/status"),
                                        ("response.incomplete", "/response/status")),
                           stream_usage=(("response.completed", "/response/usage"),
