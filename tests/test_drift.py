@@ -111,3 +111,44 @@ def test_a_naive_adapter_does_not_read_a_new_block_and_one_that_raises_is_named(
     assert raises.returncode == 0 and "Traceback" not in raises.stderr
     assert "moved: anthropic-messages: normal turn 2 (body): the adapter raised KeyError: 'no_such_key'" in \
         raises.stdout
+
+
+def test_a_stream_only_block_stop_value_and_enum_value_are_named_and_measured(tmp_path: Path) -> None:
+    """What only a stream carries is named as a body's would be: its item type, its stop value, a new value of a
+    field that names a kind (a delta's `type`); and whether the adapter reads it is measured on the stream. A stop
+    value the adapter knows, it reads; one it does not, it does not."""
+    old, new = _copies(tmp_path, "old", "new")
+    stream = new / "normal/anthropic-messages/turn2.sse"
+    card = ('event: content_block_start\ndata: {"type":"content_block_start","index":1,"content_block":'
+            '{"type":"answer_card","title":""}}\n\n'
+            'event: content_block_delta\ndata: {"type":"content_block_delta","index":1,"delta":'
+            '{"type":"card_delta","title":"Order ORD-1001"}}\n\n'
+            'event: content_block_stop\ndata: {"type":"content_block_stop","index":1}\n\n')
+    text = stream.read_text().replace("event: message_delta", card + "event: message_delta")
+    stream.write_text(text.replace('"stop_reason":"end_turn"', '"stop_reason":"answer_complete"'))
+    result = cli("drift", str(old), str(new), "--provider", "anthropic-messages")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    where = "new/normal/anthropic-messages/turn2.sse"
+    for start in ("anthropic-messages: new item type answer_card (",
+                  "anthropic-messages: new stop value answer_complete (",
+                  "anthropic-messages: new enum value stream content_block_delta: /delta/type = card_delta ("):
+        assert any(line.startswith(start) and where in line and line.endswith("the adapter does not read it)")
+                   for line in lines), (start, lines)
+    assert not any("not measured" in line for line in lines if "new key path" not in line), lines
+    # A stop value the old streams never had but the adapter knows: `max_tokens` turns the answer into incomplete.
+    stream.write_text(text.replace('"stop_reason":"end_turn"', '"stop_reason":"max_tokens"'))
+    known = cli("drift", str(old), str(new), "--provider", "anthropic-messages")
+    stop = next(line for line in known.stdout.splitlines() if "new stop value max_tokens" in line)
+    assert stop.endswith("the adapter reads it)"), known.stdout
+
+
+def test_a_new_enum_value_in_a_body_is_listed(tmp_path: Path) -> None:
+    old, new = _copies(tmp_path, "old", "new")
+    turn = new / "normal/openai-responses/turn2.json"
+    body = json.loads(turn.read_text())
+    body["output"][-1]["status"] = "finalizing"  # an item status the previous set never had
+    turn.write_text(json.dumps(body))
+    result = cli("drift", str(old), str(new), "--provider", "openai-responses")
+    assert any(line.startswith("openai-responses: new enum value /output/*/status = finalizing (")
+               for line in result.stdout.splitlines()), result.stdout

@@ -70,23 +70,68 @@ def test_every_mutant_is_the_recorded_turn_with_one_change_and_its_framing_intac
                 data = [line for line in lines if line.startswith("data: ")]
                 if data and data[0] != "data: [DONE]":
                     json.loads(data[0][6:])
-        # The events are the recorded ones plus, or with, the one change: as many, or one more for an added event.
+        # The events are the recorded ones plus, or with, the one change: as many, or more by the events added.
         events, recorded_events = forward._read_stream(mutant.data, jsonl), forward._read_stream(recorded, jsonl)
-        assert len(events) == len(recorded_events) + (mutant.family.name == "event.unseen"), mutant.id
-        differing = [index for index, (a, b) in enumerate(zip(events, recorded_events, strict=False))
-                     if (a.data, a.name) != (b.data, b.name)]
-        if mutant.family.name != "event.unseen":
-            assert len(differing) == 1, (mutant.id, differing)
+        shape = ADAPTERS[provider].wire.shape  # type: ignore[union-attr]
+        assert shape is not None
+        added = {"event.unseen": 1, "item.unseen_beside": len(shape.stream_item)}.get(mutant.family.name, 0)
+        assert len(events) == len(recorded_events) + added, mutant.id
         numbers = [event.data["sequence_number"] for event in events
                    if isinstance(event.data, dict) and isinstance(event.data.get("sequence_number"), int)]
         assert numbers == sorted(set(numbers)), mutant.id  # numbered events stay numbered in order
+        if added:
+            new = [event for event in events if forward.UNSEEN in json.dumps(event.data)
+                   or forward.UNSEEN_MEMBER in json.dumps(event.data)]
+            assert new, mutant.id
+            continue
+        differing = [index for index, (a, b) in enumerate(zip(events, recorded_events, strict=True))
+                     if (a.data, a.name) != (b.data, b.name)]
+        if mutant.family.name == "field.missing":  # the field gone from each event that had it, nothing else
+            where = mutant.id.split("@", 1)[1]  # `<event type>/<pointer>`, or the pointer for any event
+            pointer = where[where.index("/"):]
+            assert differing, mutant.id
+            for index in differing:
+                assert not forward._has(forward._event_body(events[index], shape), pointer), mutant.id
+        else:
+            assert len(differing) == 1, (mutant.id, differing)
+
+
+@pytest.mark.parametrize("provider", sorted(ADAPTERS))
+def test_an_unseen_item_streams_as_the_api_streams_an_item(provider: str) -> None:
+    """The events an unseen item comes in have the types the recorded streams' items come in, numbered after the
+    recorded items, with the stream's envelope; and a stream that repeats its whole output repeats the item too."""
+    shape = ADAPTERS[provider].wire.shape  # type: ignore[union-attr]
+    assert shape is not None and shape.stream_item
+    case = next(case for case in CASE_LIST if case.id == "parallel_tool_calls")
+    stream = case.providers[provider].turns[0].stream
+    assert stream is not None
+    jsonl = stream.suffix == ".jsonl"
+    recorded = forward._read_stream(stream.read_text(encoding="utf-8"), jsonl)
+    mutant = next(m for m in forward.mutants_for([case], provider, shape)
+                  if m.family.name == "item.unseen_beside" and m.family.mode == "stream" and m.turn == 1)
+    events = forward._read_stream(mutant.data, jsonl)
+    new = [(index, event) for index, event in enumerate(events) if "item_future_1" in json.dumps(event.data)
+           or forward.UNSEEN_MEMBER in json.dumps(event.data)]
+    recorded_types = {forward._event_type(event, shape) for event in recorded}
+    first = new[0][0]
+    assert all(forward._event_type(event, shape) in recorded_types for _, event in new[:len(shape.stream_item)])
+    stop = forward._last(events, shape, shape.stream_stop, str)
+    assert stop is not None and first < stop[0]  # before the event that says why it stopped
+    if shape.stream_index is not None:  # numbered after every recorded item
+        largest = max(forward._largest(event.data, shape.stream_index) for event in recorded)
+        assert forward._largest(events[first].data, shape.stream_index) == largest + 1
+    for key in shape.stream_envelope:
+        assert events[first].data.get(key) == events[first - 1].data.get(key), key
+    if shape.stream_final_items:
+        completed = [event for event in events if forward._event_type(event, shape) == "response.completed"]
+        assert completed and completed[0].data["response"]["output"][-1]["type"] == forward.UNSEEN
 
 
 def test_every_reference_adapter_holds_every_mutant_and_the_counts_are_the_documented_ones() -> None:
     section = Run.configure().forward(CASE_LIST)
     not_held = [(entry["lane"], entry["mutant"], entry["verdict"], entry["read"]) for entry in section["not_held"]]
     assert not_held == []
-    assert sum(section["mutants"].values()) == 3065 and "hold all 3,065 mutants" in DOC
+    assert sum(section["mutants"].values()) == 3718 and "hold all 3,718 mutants" in DOC
     table = re.search(r"\| family \| openai-responses .*?\n\| \*\*all\*\*.*?\n", DOC, re.S)
     assert table is not None
     header, _, *lines = table[0].strip().splitlines()
@@ -207,9 +252,10 @@ def test_what_the_sdk_stacks_do_with_the_next_release_is_what_the_docs_say() -> 
     # Streamed, the counter a release adds to message_delta's usage does not reach the row's raw usage.
     assert set(not_held("anthropic-messages@anthropic-sdk")) == {"usage.new_counter (stream)"}
     genai = not_held("gemini@google-genai")
-    assert set(genai) == {"item.unseen_alone (body)", "item.unseen_beside (body)", "usage.new_counter (body)",
-                          "usage.new_counter (stream)"}
-    assert set(genai["item.unseen_alone (body)"]) == set(genai["item.unseen_beside (body)"]) == {"guessed"}
+    assert set(genai) == {"item.unseen_alone (body)", "item.unseen_beside (body)", "item.unseen_beside (stream)",
+                          "usage.new_counter (body)", "usage.new_counter (stream)"}
+    assert set(genai["item.unseen_alone (body)"]) == set(genai["item.unseen_beside (body)"]) == set(
+        genai["item.unseen_beside (stream)"]) == {"guessed"}
     assert set(genai["usage.new_counter (body)"]) == {"changed"}  # the SDK drops a counter it does not know
     assert {entry["read"] for entry in section["not_held"] if entry["lane"] == "gemini@google-genai"
             and entry["family"] == "usage.new_counter (body)"} == {
@@ -218,9 +264,10 @@ def test_what_the_sdk_stacks_do_with_the_next_release_is_what_the_docs_say() -> 
              and entry["family"].startswith("item.")}
     assert reads <= {"empty", "tool_calls", "text", "refusal"} and "empty" in reads
     boto = not_held("bedrock-converse@boto3")
-    assert set(boto) == {"item.unseen_alone (body)", "item.unseen_beside (body)", "usage.new_counter (body)",
-                         "usage.new_counter (stream)"}
-    assert set(boto["item.unseen_alone (body)"]) == set(boto["item.unseen_beside (body)"]) == {"unnamed"}
+    assert set(boto) == {"item.unseen_alone (body)", "item.unseen_beside (body)", "item.unseen_beside (stream)",
+                         "usage.new_counter (body)", "usage.new_counter (stream)"}
+    assert set(boto["item.unseen_alone (body)"]) == set(boto["item.unseen_beside (body)"]) == set(
+        boto["item.unseen_beside (stream)"]) == {"unnamed"}
     assert set(boto["usage.new_counter (body)"]) == {"changed"}  # botocore parses the members its model names
     assert all("SDK_UNKNOWN_MEMBER" in entry["read"] for entry in section["not_held"]
                if entry["lane"] == "bedrock-converse@boto3" and entry["family"].startswith("item."))

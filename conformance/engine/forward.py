@@ -32,14 +32,15 @@ Rule = Literal["unsupported", "same_kind", "same_kind_or_unsupported", "same_usa
 RULES: dict[str, str] = {
     "unsupported": "read as unsupported, the unseen value named (never a guessed kind, never text or stop); for an "
                    "unseen item where the stop value decides the kind before the content does (a refusal, a "
-                   "truncation, a failure: docs/contract.md, precedence), that kind",
+                   "truncation, a failure, the vendor's own malformed-call verdict: docs/contract.md, precedence), "
+                   "that kind",
     "same_kind": "read as the same kind, text and calls as the recorded turn (the change tolerated)",
     "same_kind_or_unsupported": "read as the same kind, or as unsupported: never as another kind",
     "same_usage": "read as the same kind, text and calls with the same usage totals, the new counter kept in "
                   "raw_usage",
     "error_kind": "read as an error kind (retryable or fatal), never a success kind, never an exception",
 }
-STOP_DECIDES = frozenset({"refusal", "incomplete", "retryable_error", "fatal_error"})
+STOP_DECIDES = frozenset({"refusal", "incomplete", "retryable_error", "fatal_error", "invalid_tool_call"})
 """Kinds the stop value decides before the content (docs/contract.md, "Precedence")."""
 UNSEEN = "future_release"
 """The value every unseen stop, item, event, field and counter carries: what ``unsupported`` must name."""
@@ -69,6 +70,9 @@ FAMILIES: tuple[Family, ...] = (
     Family("error.new_code", "body", "error_kind", "a new error code and type at a known HTTP status"),
     Family("event.unseen", "stream", "same_kind", "an unseen stream event type between known ones"),
     Family("event.extra_field", "stream", "same_kind", "an unknown field in a stream event, for each event type"),
+    Family("item.unseen_beside", "stream", "unsupported", "an unseen output item, content block or part streamed "
+                                                          "before the stop, beside the known ones"),
+    Family("field.missing", "stream", "same_kind", "a known optional field missing from every event that has it"),
     Family("stop.unseen", "stream", "unsupported", "an unseen stop or finish value in the stream"),
     Family("stop.case", "stream", "same_kind_or_unsupported", "the stream's known stop value in another letter case"),
     Family("usage.new_counter", "stream", "same_usage", "a new counter in the stream's usage object"),
@@ -329,6 +333,26 @@ def stream_mutants(case: Case, turn: int, text: str, shape: Shape, jsonl: bool, 
         if isinstance(target, dict):
             target[UNSEEN] = {"note": "a field this release adds"}
             yield make("event.extra_field", f"event {index + 1} ({kind}): + {UNSEEN}", changed, kind)
+    yield from _stream_stop_and_usage(events, shape, make)
+    if shape.stream_item:
+        changed, said = _with_unseen_item(events, shape)
+        yield make("item.unseen_beside", said, changed)
+    for wanted, pointer in shape.stream_optional:
+        changed = copy.deepcopy(events)
+        dropped = 0
+        for event in changed:
+            body = _event_body(event, shape)
+            if (wanted is None or _event_type(event, shape) == wanted) and _has(body, pointer):
+                parent, key = _parent(body, pointer)
+                del parent[key]
+                dropped += 1
+        if dropped:
+            yield make("field.missing", f"{pointer} missing from {dropped} event{'s' * (dropped > 1)}", changed,
+                       (wanted or "") + pointer)
+
+
+def _stream_stop_and_usage(events: list[_Event], shape: Shape, make: Any) -> Iterator[Mutant]:
+    """``stop.unseen``, ``stop.case`` and ``usage.new_counter`` of one stream."""
     found = _last(events, shape, shape.stream_stop, str)
     if found is not None:
         index, pointer, recorded = found
@@ -361,23 +385,88 @@ def _last(events: list[_Event], shape: Shape, places: Sequence[tuple[str | None,
 
 
 def _with_unseen_event(events: list[_Event], shape: Shape) -> list[_Event]:
-    """The events with one of an unseen type after the first; numbered events (``Shape.event_sequence``) stay
-    numbered in order: the new one takes the next number, and every later one moves up by one."""
-    changed = copy.deepcopy(events)
+    """The events with one of an unseen type after the first."""
     if shape.event_type == "member":
         unseen = _Event(None, {UNSEEN_MEMBER: {"note": "an event type this release adds"}})
     else:
         unseen = _Event(UNSEEN if events[0].name else None, {str(shape.event_type): UNSEEN,
                                                               "note": "an event type this release adds"})
-    first, key = changed[0].data, shape.event_sequence
-    if key is not None and isinstance(first, dict) and isinstance(first.get(key), int) and isinstance(unseen.data,
-                                                                                                      dict):
-        unseen.data[key] = first[key] + 1
-        for event in changed[1:]:
+    return _inserted(events, 1, [unseen], shape)
+
+
+def _inserted(events: list[_Event], at: int, new: list[_Event], shape: Shape) -> list[_Event]:
+    """``events`` with ``new`` before position ``at``. Numbered events (``Shape.event_sequence``) stay numbered in
+    order: the new ones take the numbers after the event before them, and every later one moves up."""
+    changed = copy.deepcopy(events)
+    key = shape.event_sequence
+    before = changed[at - 1].data if at > 0 else None
+    if key is not None and isinstance(before, dict) and isinstance(before.get(key), int):
+        for offset, event in enumerate(new, start=1):
+            if isinstance(event.data, dict):
+                event.data[key] = before[key] + offset
+        for event in changed[at:]:
             if isinstance(event.data, dict) and isinstance(event.data.get(key), int):
-                event.data[key] += 1
-    changed.insert(1, unseen)
+                event.data[key] += len(new)
+    changed[at:at] = new
     return changed
+
+
+def _largest(value: Any, key: str) -> int:
+    """The largest integer any object in ``value`` keeps under ``key`` (-1 when none does)."""
+    if isinstance(value, dict):
+        own = value.get(key)
+        return max([own if isinstance(own, int) and not isinstance(own, bool) else -1,
+                    *(_largest(inner, key) for inner in value.values())])
+    if isinstance(value, list):
+        return max([-1, *(_largest(inner, key) for inner in value)])
+    return -1
+
+
+def _filled(template: Any, item: dict[str, Any], index: int) -> Any:
+    """A ``Shape.stream_item`` template with the unseen item and the next index in place: ``"{item}"`` is the item,
+    an object with a ``"{item}"`` key is the item with the object's other keys beside it, ``"{index}"`` the index."""
+    if template == "{item}":
+        return copy.deepcopy(item)
+    if template == "{index}":
+        return index
+    if isinstance(template, dict):
+        filled = {key: _filled(inner, item, index) for key, inner in template.items() if key != "{item}"}
+        return {**copy.deepcopy(item), **filled} if "{item}" in template else filled
+    if isinstance(template, list):
+        return [_filled(inner, item, index) for inner in template]
+    return template
+
+
+def _with_unseen_item(events: list[_Event], shape: Shape) -> tuple[list[_Event], str]:
+    """The events with the ones that carry an unseen item (``Shape.stream_item``) before the event that says why the
+    stream stopped (before the last event when none does), and the item appended where the stream repeats its whole
+    output (``Shape.stream_final_items``); and what was changed, in words."""
+    stop = _last(events, shape, shape.stream_stop, str)
+    at = stop[0] if stop is not None else max(len(events) - 1, 0)
+    while at > 0 and events[at].raw is not None and events[at - 1].raw is not None:
+        at -= 1  # never between two kept blocks (a comment and `[DONE]`)
+    index = max((_largest(event.data, shape.stream_index) for event in events), default=-1) + 1 \
+        if shape.stream_index is not None else 0
+    item = _unseen_item(shape)
+    neighbour = next((event.data for event in reversed(events[:at]) if isinstance(event.data, dict)), {})
+    new = []
+    for template in shape.stream_item:
+        data = {**{key: copy.deepcopy(neighbour[key]) for key in shape.stream_envelope if key in neighbour},
+                **_filled(template, item, index)}
+        kind = data.get(shape.event_type) if shape.event_type not in (None, "member") else None
+        new.append(_Event(kind if isinstance(kind, str) and events and events[0].name else None, data))
+    changed = _inserted(events, at, new, shape)
+    for event in changed[at + len(new):]:
+        for wanted, pointer in shape.stream_final_items:
+            body = _event_body(event, shape)
+            if (wanted is None or _event_type(event, shape) == wanted) and isinstance(_get_or_none(body, pointer),
+                                                                                        list):
+                _get(body, pointer).append(copy.deepcopy(item))
+    return changed, f"{len(new)} event{'s' * (len(new) > 1)} before event {at + 1} carrying an item of type {UNSEEN}"
+
+
+def _get_or_none(value: Any, pointer: str) -> Any:
+    return _get(value, pointer) if _has(value, pointer) else None
 
 
 def mutants_for(cases: Sequence[Case], provider: str, shape: Shape | None) -> list[Mutant]:

@@ -154,6 +154,21 @@ class Shape:
     """Where a stream carries its usage object, as ``stream_stop``."""
     event_sequence: str | None = None
     """The key of a stream event's data that numbers the events in order, when the API numbers them."""
+    stream_item: tuple[Mapping[str, Any], ...] = ()
+    """The events that carry one whole output item, content block or part in a stream, as templates: the string
+    ``"{item}"`` stands for the unseen item (the one a body's ``items`` gets), ``"{index}"`` for the next free index
+    (one above the largest ``stream_index`` value of the stream). They go in before the event that says why the
+    stream stopped."""
+    stream_index: str | None = None
+    """The key that numbers a stream's items, at any depth of an event's data (``index``, ``output_index``)."""
+    stream_envelope: tuple[str, ...] = ()
+    """Top-level keys every event of the stream repeats (a chunk's ``id``, ``model``): an added event copies them
+    from the event before it, as the vendor's own would carry them."""
+    stream_final_items: tuple[tuple[str | None, str], ...] = ()
+    """Where a stream's last events repeat the whole output (Responses' ``response.completed``): an added item is
+    appended there too, as ``stream_stop``."""
+    stream_optional: tuple[tuple[str | None, str], ...] = ()
+    """Fields of stream events that may be missing and the answer still be the same, as ``stream_stop``."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

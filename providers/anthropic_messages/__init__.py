@@ -32,7 +32,14 @@ ADAPTER = Adapter(
                           optional=("/id", "/model", "/stop_sequence"), error_code=("/error/type",),
                           opaque=("/content/*/input",),
                           event_type="type", stream_stop=(("message_delta", "/delta/stop_reason"),),
-                          stream_usage=(("message_delta", "/usage"),)),
+                          stream_usage=(("message_delta", "/usage"),),
+                          # A block streams as content_block_start … content_block_stop, numbered by `index`
+                          # (docs.anthropic.com/en/docs/build-with-claude/streaming, "Event types").
+                          stream_item=({"type": "content_block_start", "index": "{index}", "content_block": "{item}"},
+                                       {"type": "content_block_stop", "index": "{index}"}),
+                          stream_index="index",
+                          stream_optional=(("message_start", "/message/id"), ("message_start", "/message/model"),
+                                           ("message_delta", "/delta/stop_sequence"))),
               paths=((re.compile(r"/v1/messages"), None),), request_id_header="request-id",
               error_reply=error_reply, client_environment=client_environment,
               # The rate-limit counters (docs.anthropic.com/en/api/rate-limits), kept as the vendor sent them.

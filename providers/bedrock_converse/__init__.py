@@ -35,7 +35,12 @@ ADAPTER = Adapter(
                           optional=("/metrics",), unions=("/output",), event_type="member",
                           error_header="x-amzn-errortype",
                           opaque=("/output/message/content/*/toolUse/input",),
-                          stream_stop=(("messageStop", "/stopReason"),), stream_usage=(("metadata", "/usage"),)),
+                          stream_stop=(("messageStop", "/stopReason"),), stream_usage=(("metadata", "/usage"),),
+                          # A new block kind arrives as a new member of contentBlockDelta's `delta` union, as
+                          # reasoningContent and citation did (ContentBlockDeltaEvent, Bedrock API reference).
+                          stream_item=({"contentBlockDelta": {"contentBlockIndex": "{index}", "delta": "{item}"}},
+                                       {"contentBlockStop": {"contentBlockIndex": "{index}"}}),
+                          stream_index="contentBlockIndex", stream_optional=(("metadata", "/metrics"),)),
               paths=((re.compile(r"/model/[^/]+/converse"), False),
                      (re.compile(r"/model/[^/]+/converse-stream"), True)),
               request_id_header="x-amzn-RequestId", stream_content_type=EVENTSTREAM, encode_stream=encode_stream,

@@ -35,7 +35,12 @@ ADAPTER = Adapter(
                           optional=("/responseId", "/modelVersion"), error_code=("/error/status",),
                           opaque=("/candidates/*/content/parts/*/functionCall/args",),
                           stream_stop=((None, "/candidates/0/finishReason"),),
-                          stream_usage=((None, "/usageMetadata"),)),
+                          stream_usage=((None, "/usageMetadata"),),
+                          # Each chunk is a GenerateContentResponse: a new part comes in a chunk's parts.
+                          stream_item=({"candidates": [{"content": {"role": "model", "parts": ["{item}"]},
+                                                        "index": 0}]},),
+                          stream_envelope=("usageMetadata", "modelVersion", "responseId"),
+                          stream_optional=((None, "/responseId"), (None, "/modelVersion"))),
               paths=((re.compile(r"/v1(?:beta|alpha)?/models/[^/:]+:generateContent"), False),
                      (re.compile(r"/v1(?:beta|alpha)?/models/[^/:]+:streamGenerateContent"), True)),
               error_reply=error_reply, client_environment=client_environment),

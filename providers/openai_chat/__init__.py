@@ -26,7 +26,15 @@ ADAPTER = Adapter(
                           usage="/usage", optional=("/id", "/model", "/usage", "/system_fingerprint",
                                                     "/service_tier"),
                           error_code=("/error/code", "/error/type"),
-                          stream_stop=((None, "/choices/0/finish_reason"),), stream_usage=((None, "/usage"),)),
+                          stream_stop=((None, "/choices/0/finish_reason"),), stream_usage=((None, "/usage"),),
+                          # A chunk's delta carries a tool call as {index, id, type, function} (ChoiceDeltaToolCall,
+                          # openai-python types/chat/chat_completion_chunk.py): an unseen type comes the same way.
+                          stream_item=({"choices": [{"index": 0, "delta": {"tool_calls": [
+                              {"{item}": True, "index": "{index}"}]}, "logprobs": None, "finish_reason": None}]},),
+                          stream_index="index",
+                          stream_envelope=("id", "object", "created", "model", "system_fingerprint", "service_tier"),
+                          stream_optional=((None, "/id"), (None, "/model"), (None, "/system_fingerprint"),
+                                           (None, "/service_tier"))),
               paths=((re.compile(r"/v1/chat/completions"), None),),
               kept_headers=KEPT_HEADERS, client_environment=client_environment),
 )

@@ -29,7 +29,19 @@ ADAPTER = Adapter(
                           stream_stop=(("response.completed", "/response/status"),
                                        ("response.incomplete", "/response/status")),
                           stream_usage=(("response.completed", "/response/usage"),
-                                        ("response.incomplete", "/response/usage"))),
+                                        ("response.incomplete", "/response/usage")),
+                          # An item streams as output_item.added … output_item.done, numbered by `output_index`, and
+                          # the final response repeats the whole output (openai-python types/responses/
+                          # response_output_item_added_event.py, response_completed_event.py).
+                          stream_item=({"type": "response.output_item.added", "output_index": "{index}",
+                                        "item": "{item}"},
+                                       {"type": "response.output_item.done", "output_index": "{index}",
+                                        "item": "{item}"}),
+                          stream_index="output_index",
+                          stream_final_items=(("response.completed", "/response/output"),
+                                              ("response.incomplete", "/response/output")),
+                          stream_optional=((None, "/response/id"), (None, "/response/model"),
+                                           (None, "/response/created_at"), ("response.completed", "/response/usage"))),
               paths=((re.compile(r"/v1/responses"), None),),
               kept_headers=KEPT_HEADERS, client_environment=client_environment),
 )
