@@ -51,6 +51,13 @@ def test_a_malformed_sidecar_is_named_with_its_pointer(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "provenance.json: names turn9.json, which is not a turn file of this folder" in result.stderr
     assert "(at /turns/turn1.json)" in result.stderr and "recorded_at an ISO 8601 UTC time" in result.stderr
+    # The model the response named is optional, and a string; no other key is.
+    good = entry("gpt-5.5", "https://api.example.invalid", "openai-chat@openai-sdk", "0.1.0")
+    for extra, code in (({"served_model": "gpt-5.5-2026-04-23"}, 0), ({"served_model": 7}, 2),
+                        ({"account": "acme"}, 2)):
+        turns = {path.name: {**good, **extra} for path in folder.glob("turn*")}
+        (folder / "provenance.json").write_text(json.dumps({"turns": turns}))
+        assert cli("validate", "--no-config", "--cases", str(root)).returncode == code, extra
     (folder / "provenance.json").write_text(json.dumps({"hand_written": True}))
     assert "a hand-written fixture set says why" in cli("validate", "--no-config", "--cases", str(root)).stderr
     (folder / "provenance.json").unlink()

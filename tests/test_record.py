@@ -548,6 +548,10 @@ def test_a_model_variant_is_recorded_beside_the_provider_run_as_its_own_column_a
     entry = provenance["turn1.json"]
     assert (entry["model"], entry["host"], entry["suite"]) == ("gpt-5.5-mini", "loopback", __version__)
     assert entry["client"].startswith("openai-chat@openai-sdk (openai ") and entry["recorded_at"].endswith("Z")
+    # And the model that answered, as the response names it, body and stream: the upstream's recorded snapshot.
+    served = json.loads((CASES / "normal/openai-chat/turn1.json").read_text())["model"]
+    assert served != "gpt-5.5-mini"
+    assert provenance["turn1.json"]["served_model"] == provenance["turn1.sse"]["served_model"] == served
     assert json.loads((variant / "requests" / "turn1.body.json").read_text())["model"] == "gpt-5.5-mini"
     # Tell the two apart: the variant's first answer stops early.
     body = json.loads((variant / "turn1.json").read_text())

@@ -20,7 +20,7 @@ from conformance.replay.modes import MODES as RECORD_MODES
 
 if TYPE_CHECKING:
     from conformance.engine.cases import Case
-    from conformance.kit.adapter import Adapter, Signer
+    from conformance.kit.adapter import Adapter, Signer, Wire
     from conformance.replay.record import KeySwap, Staged
 
 
@@ -169,7 +169,7 @@ def record_cases(cases: list[Case], provider: str, upstreams: dict[str, str], re
                                       "written, the recorded files are kept", "fix what the upstream says (a key, a "
                                       "quota, an outage) and record again") for problem in unexpected])
         replace = modes if record_mode == "all" else ()
-        staged = [*staged, _provenance(folder, staged, replace, case, stack, upstreams.get(provider, ""))]
+        staged = [*staged, _provenance(folder, staged, replace, case, stack, upstreams.get(provider, ""), adapter.wire)]
         before = _vocabulary(listed, target, adapter)  # read before the files it reads are replaced
         written = write_fixtures(folder, staged, replace=replace)
         lines.append(f"conformance record: {case.id} [{provider}]: wrote {len(written)} file(s) in {folder}")
@@ -212,12 +212,12 @@ def _drift_lines(before: Any, case: Case, target: str, adapter: Adapter, folder:
 
 
 def _provenance(folder: Path, staged: list[Staged], replace: tuple[Mode, ...] | tuple[()], case: Case, stack: Any,
-                upstream: str) -> Staged:
+                upstream: str, wire: Wire | None) -> Staged:
     """The provider folder's ``provenance.json``: an entry for each turn file recorded now, and the entries of the
     turn files the recording keeps (docs/record.md, "Provenance and age")."""
     from conformance import __version__
     from conformance.engine.fixtures import CONVENTION
-    from conformance.engine.provenance import SIDECAR, entry, read
+    from conformance.engine.provenance import SIDECAR, entry, read, served_model
     from conformance.replay.record import MODE_FILES, Staged
 
     kept: dict[str, Any] = {}
@@ -231,7 +231,12 @@ def _provenance(folder: Path, staged: list[Staged], replace: tuple[Mode, ...] | 
                 and not any(fnmatch.fnmatchcase(name, pattern) for pattern in replaced)}
     versions = ", ".join(f"{name} {version}" for name, version in stack.versions().items() if version)
     now = entry(case.task.model, upstream, f"{stack.row_id}" + (f" ({versions})" if versions else ""), __version__)
-    turns = {**kept, **{item.name: now for item in staged if CONVENTION.fullmatch(item.name)}}
+    shape = wire.shape if wire is not None else None
+    turns = dict(kept)
+    for item in staged:
+        if CONVENTION.fullmatch(item.name):
+            served = served_model(item.name, item.data, shape.model) if shape is not None else None
+            turns[item.name] = {**now, "served_model": served} if served and served != now["model"] else now
     return Staged(SIDECAR, (json.dumps({"turns": dict(sorted(turns.items()))}, indent=2) + "\n").encode())
 
 

@@ -24,6 +24,9 @@ from conformance.kit.jsontext import parse_json
 
 SIDECAR = "provenance.json"
 ENTRY_KEYS = {"recorded_at", "model", "host", "client", "suite"}
+OPTIONAL_KEYS = {"served_model"}
+"""The model id the response named, when the API's responses name one (``Shape.model``) and it differs from the
+requested ``model`` (an alias resolved to a dated snapshot)."""
 HOST_CLASSES = ("loopback", "remote")
 
 
@@ -43,6 +46,30 @@ def entry(model: str, upstream: str, client: str, suite: str, now: dt.datetime |
     when = (now or dt.datetime.now(dt.UTC)).replace(microsecond=0)
     return {"recorded_at": when.isoformat().replace("+00:00", "Z"), "model": model, "host": host_class(upstream),
             "client": client, "suite": suite}
+
+
+def served_model(name: str, data: bytes, pointers: Iterable[str]) -> str | None:
+    """The model id a recorded turn file names at one of ``pointers`` (``Shape.model``): in a body, or in the first
+    stream event (a ``.sse`` data line or a ``.jsonl`` line) that has it; None when none does."""
+    text = data.decode("utf-8", errors="replace")
+    if name.endswith(".sse"):
+        values = [line[5:].strip() for line in text.splitlines() if line.startswith("data:")]
+    elif name.endswith(".jsonl"):
+        values = text.splitlines()
+    else:
+        values = [text]
+    for raw in values:
+        try:
+            value = parse_json(raw)
+        except ValueError:
+            continue
+        for pointer in pointers:
+            found: Any = value
+            for token in pointer.split("/")[1:]:
+                found = found.get(token) if isinstance(found, dict) else None
+            if isinstance(found, str) and found:
+                return found
+    return None
 
 
 def parse_time(value: Any) -> dt.datetime | None:
@@ -92,10 +119,12 @@ def check(path: Path, turn_files: Iterable[str], problem: Callable[[str, str, st
                     "remove the entry, or record the turn again")
             found = True
             continue
-        if not isinstance(value, dict) or set(value) != ENTRY_KEYS or parse_time(value.get("recorded_at")) is None \
-                or value.get("host") not in HOST_CLASSES:
-            problem(pointer, f"is not a provenance entry ({', '.join(sorted(ENTRY_KEYS))}; recorded_at an ISO 8601 UTC "
-                    f"time; host {' or '.join(HOST_CLASSES)})", "write it as conformance record does")
+        if not isinstance(value, dict) or not ENTRY_KEYS <= set(value) <= ENTRY_KEYS | OPTIONAL_KEYS \
+                or parse_time(value.get("recorded_at")) is None or value.get("host") not in HOST_CLASSES \
+                or not all(isinstance(value[key], str) for key in value):
+            problem(pointer, f"is not a provenance entry ({', '.join(sorted(ENTRY_KEYS))}, and optionally "
+                    f"{', '.join(sorted(OPTIONAL_KEYS))}, each a string; recorded_at an ISO 8601 UTC time; host "
+                    f"{' or '.join(HOST_CLASSES)})", "write it as conformance record does")
             found = True
     return None if found else document
 

@@ -169,6 +169,9 @@ class Shape:
     appended there too, as ``stream_stop``."""
     stream_optional: tuple[tuple[str | None, str], ...] = ()
     """Fields of stream events that may be missing and the answer still be the same, as ``stream_stop``."""
+    model: tuple[str, ...] = ()
+    """Where a response names the model that answered, in a body or in a stream event's data: what a recording's
+    provenance keeps beside the model the request asked for (docs/record.md, "Provenance and age")."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

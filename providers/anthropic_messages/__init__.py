@@ -38,6 +38,7 @@ ADAPTER = Adapter(
                           stream_item=({"type": "content_block_start", "index": "{index}", "content_block": "{item}"},
                                        {"type": "content_block_stop", "index": "{index}"}),
                           stream_index="index",
+                          model=("/model", "/message/model"),
                           stream_optional=(("message_start", "/message/id"), ("message_start", "/message/model"),
                                            ("message_delta", "/delta/stop_sequence"))),
               paths=((re.compile(r"/v1/messages"), None),), request_id_header="request-id",

@@ -40,7 +40,7 @@ ADAPTER = Adapter(
                           stream_item=({"candidates": [{"content": {"role": "model", "parts": ["{item}"]},
                                                         "index": 0}]},),
                           stream_envelope=("usageMetadata", "modelVersion", "responseId"),
-                          stream_optional=((None, "/responseId"), (None, "/modelVersion"))),
+                          stream_optional=((None, "/responseId"), (None, "/modelVersion")), model=("/modelVersion",)),
               paths=((re.compile(r"/v1(?:beta|alpha)?/models/[^/:]+:generateContent"), False),
                      (re.compile(r"/v1(?:beta|alpha)?/models/[^/:]+:streamGenerateContent"), True)),
               error_reply=error_reply, client_environment=client_environment),

@@ -33,6 +33,7 @@ ADAPTER = Adapter(
                               {"{item}": True, "index": "{index}"}]}, "logprobs": None, "finish_reason": None}]},),
                           stream_index="index",
                           stream_envelope=("id", "object", "created", "model", "system_fingerprint", "service_tier"),
+                          model=("/model",),
                           stream_optional=((None, "/id"), (None, "/model"), (None, "/system_fingerprint"),
                                            (None, "/service_tier"))),
               paths=((re.compile(r"/v1/chat/completions"), None),),

@@ -37,7 +37,7 @@ ADAPTER = Adapter(
                                         "item": "{item}"},
                                        {"type": "response.output_item.done", "output_index": "{index}",
                                         "item": "{item}"}),
-                          stream_index="output_index",
+                          stream_index="output_index", model=("/model", "/response/model"),
                           stream_final_items=(("response.completed", "/response/output"),
                                               ("response.incomplete", "/response/output")),
                           stream_optional=((None, "/response/id"), (None, "/response/model"),
