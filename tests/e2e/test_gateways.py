@@ -488,8 +488,8 @@ def test_litellm_fails_on_a_body_without_an_optional_field(next_release: dict[st
 def test_langchain_holds_anthropic_drops_gemini_and_responses_items_and_raises_on_chat_and_bedrock(
         next_release: dict[str, Any]) -> None:
     cells = next_release["lanes"]["anthropic-messages@langchain"]
-    assert [family for family, cell in cells.items() if cell["held"] != sum(cell.values())] == [
-        "usage.new_counter (body)", "usage.new_counter (stream)"]
+    assert sorted(family for family, cell in cells.items() if cell["held"] != sum(cell.values())) == [
+        "item.unseen_beside (stream)", "usage.new_counter (body)", "usage.new_counter (stream)"]
     for api in ("gemini", "openai-responses"):
         assert set(_cell(next_release, f"{api}@langchain", "item.unseen_alone (body)")) <= {"guessed", "held"}
         assert any(read.startswith("empty ") for read in _reads(next_release, f"{api}@langchain",
@@ -498,6 +498,25 @@ def test_langchain_holds_anthropic_drops_gemini_and_responses_items_and_raises_o
         "unsupported (raised TypeError)"}
     assert _reads(next_release, "bedrock-converse@langchain", "item.unseen_alone (body)") == {
         "unsupported (raised ValueError)"}
+
+
+def test_a_streamed_unseen_item_is_dropped_by_most_gateway_lanes_and_raises_on_three(
+        next_release: dict[str, Any]) -> None:
+    """Streamed, an unseen block arrives as the API streams one; the gateway drops it (the answer reads as its text
+    or its calls: guessed) or raises (unnamed)."""
+    drops = {"anthropic-messages@litellm", "anthropic-messages@langchain", "anthropic-messages@pydantic-ai",
+             "bedrock-converse@litellm", "bedrock-converse@pydantic-ai", "gemini@litellm", "gemini@langchain",
+             "openai-chat@litellm", "openai-chat@pydantic-ai", "openai-responses@langchain",
+             "openai-responses@pydantic-ai"}
+    raises = {"bedrock-converse@langchain", "gemini@pydantic-ai", "openai-chat@langchain"}
+    for lane in drops:
+        reads = _reads(next_release, lane, "item.unseen_beside (stream)")
+        assert reads and {read.split(" ")[0] for read in reads} <= {"text", "tool_calls", "empty"}, (lane, reads)
+    for lane in raises:
+        assert set(_cell(next_release, lane, "item.unseen_beside (stream)")) == {"unnamed"}, lane
+        assert all(read.startswith("unsupported (raised ") for read in _reads(
+            next_release, lane, "item.unseen_beside (stream)")), lane
+    assert "guessed" not in _cell(next_release, "openai-responses@litellm", "item.unseen_beside (stream)")
 
 
 def test_pydantic_ai_raises_or_drops_unseen_items_and_reads_a_refusal_beside_an_unseen_stop(
