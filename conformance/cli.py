@@ -33,6 +33,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "record": ("record", "add_parser", "run"),
     "promote": ("record", "add_promote_parser", "promote"),
     "drift": ("drift", "add_parser", "run"),
+    "export": ("export", "add_parser", "run"),
     "schema": ("schema", "add_parser", "run"),
 }
 """Every command, in the order ``--help`` lists them."""
