@@ -49,7 +49,7 @@ def test_a_count_the_vendor_did_not_report_is_left_out_and_unsupported_keeps_the
         {"turn": 1, "kind": "unsupported", "raw": "finishReason=future_release", "model": None,
          "usage": {"input_tokens": 10, "output_tokens": 2, "cached_input_tokens": None, "reasoning_tokens": None}},
         {"turn": 2, "kind": "retryable_error", "raw": "http=429", "http_status": 429, "usage": None}]}]}
-    first, second = (record["attributes"] for record in records(report))
+    first, second = (record["attributes"] for record in records(report, {"gemini": "gcp.gemini"}))
     assert first["gen_ai.response.finish_reasons"] == ["future_release"]
     assert "gen_ai.usage.cache_read.input_tokens" not in first and "gen_ai.usage.reasoning.output_tokens" not in first
     assert first["gen_ai.provider.name"] == "gcp.gemini" and first["conformance.lane"] == "gemini@google-genai"

@@ -21,11 +21,14 @@ def add_parser(commands: Any) -> None:
 
 def run(arguments: argparse.Namespace) -> int:
     """Print or write the records; exit 0, 2 on a report that does not read."""
+    from conformance.engine.registry import builtin_adapters
     from conformance.report.diff import read_report
     from conformance.report.files import write_atomic
     from conformance.report.semconv import to_jsonl
 
-    text = to_jsonl(read_report(arguments.report))
+    names = {provider: adapter.wire.semconv_provider for provider, adapter in builtin_adapters().items()
+             if adapter.wire is not None and adapter.wire.semconv_provider is not None}
+    text = to_jsonl(read_report(arguments.report), names)
     if arguments.output is None:
         sys.stdout.write(text)
     else:

@@ -212,6 +212,9 @@ class Wire:
     (what ``conformance serve`` prints)."""
     shape: Shape | None = None
     """Where its responses keep what a next release may add to, for the forward-compatibility mutants (``Shape``)."""
+    semconv_provider: str | None = None
+    """The OpenTelemetry GenAI convention's ``gen_ai.provider.name`` for this API (``openai``, ``aws.bedrock``), for
+    ``conformance export`` (docs/telemetry.md); None: the provider id is used as it is."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

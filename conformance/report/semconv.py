@@ -33,15 +33,6 @@ though a refusal the model states is not a filter's; both error kinds are ``erro
 which). ``unsupported`` has no finish reason: the vendor's raw stop value goes there instead, as the convention asks
 of a value it does not list."""
 
-PROVIDER_NAMES: Mapping[str, str] = {
-    "openai-responses": "openai",
-    "openai-chat": "openai",
-    "anthropic-messages": "anthropic",
-    "gemini": "gcp.gemini",
-    "bedrock-converse": "aws.bedrock",
-}
-"""The contract's API ids → the convention's well-known ``gen_ai.provider.name`` values; any other provider id is
-used as it is."""
 
 USAGE: Mapping[str, str] = {
     "input_tokens": "gen_ai.usage.input_tokens",  # cache reads and writes included, as the convention says
@@ -61,13 +52,16 @@ def _raw_stop(raw: Any) -> str | None:
     return raw.split("=", 1)[1].split(";", 1)[0].strip() or None
 
 
-def records(report: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
-    """The semantic-convention records of every turn of every row of ``report`` (a parsed report.json)."""
+def records(report: Mapping[str, Any], provider_names: Mapping[str, str] | None = None) -> Iterator[dict[str, Any]]:
+    """The semantic-convention records of every turn of every row of ``report`` (a parsed report.json).
+    ``provider_names``: API id → the convention's ``gen_ai.provider.name`` (each API's ``Wire.semconv_provider``);
+    a provider id it does not name is used as it is."""
+    provider_names = provider_names or {}
     for row in report.get("results") or []:
         if not isinstance(row, dict):
             continue
         lane = Lane.parse(str(row.get("provider", "")))
-        base = {"gen_ai.provider.name": PROVIDER_NAMES.get(lane.provider, lane.provider),
+        base = {"gen_ai.provider.name": provider_names.get(lane.provider, lane.provider),
                 "conformance.case": row.get("case"), "conformance.lane": row.get("provider"),
                 "conformance.mode": row.get("mode")}
         for turn in row.get("turns") or []:
@@ -110,6 +104,7 @@ def _clean(attributes: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in attributes.items() if value is not None}
 
 
-def to_jsonl(report: Mapping[str, Any]) -> str:
+def to_jsonl(report: Mapping[str, Any], provider_names: Mapping[str, str] | None = None) -> str:
     """The records, one JSON object per line."""
-    return "".join(json.dumps(record, sort_keys=True, ensure_ascii=False) + "\n" for record in records(report))
+    return "".join(json.dumps(record, sort_keys=True, ensure_ascii=False) + "\n"
+                   for record in records(report, provider_names))

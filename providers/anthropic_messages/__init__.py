@@ -42,6 +42,7 @@ ADAPTER = Adapter(
                           stream_optional=(("message_start", "/message/id"), ("message_start", "/message/model"),
                                            ("message_delta", "/delta/stop_sequence"))),
               paths=((re.compile(r"/v1/messages"), None),), request_id_header="request-id",
+              semconv_provider="anthropic",
               error_reply=error_reply, client_environment=client_environment,
               # The rate-limit counters (docs.anthropic.com/en/api/rate-limits), kept as the vendor sent them.
               kept_headers=frozenset({"anthropic-ratelimit-"})),

@@ -43,7 +43,8 @@ ADAPTER = Adapter(
                           stream_index="contentBlockIndex", stream_optional=(("metadata", "/metrics"),)),
               paths=((re.compile(r"/model/[^/]+/converse"), False),
                      (re.compile(r"/model/[^/]+/converse-stream"), True)),
-              request_id_header="x-amzn-RequestId", stream_content_type=EVENTSTREAM, encode_stream=encode_stream,
+              request_id_header="x-amzn-RequestId", semconv_provider="aws.bedrock",
+              stream_content_type=EVENTSTREAM, encode_stream=encode_stream,
               error_reply=error_reply, decode_stream=decode_jsonl, resign=resign,
               client_environment=client_environment,
               # botocore reads the error's type from `x-amzn-ErrorType` when the body has none (botocore/parsers.py).

@@ -43,5 +43,5 @@ ADAPTER = Adapter(
                           stream_optional=((None, "/responseId"), (None, "/modelVersion")), model=("/modelVersion",)),
               paths=((re.compile(r"/v1(?:beta|alpha)?/models/[^/:]+:generateContent"), False),
                      (re.compile(r"/v1(?:beta|alpha)?/models/[^/:]+:streamGenerateContent"), True)),
-              error_reply=error_reply, client_environment=client_environment),
+              error_reply=error_reply, client_environment=client_environment, semconv_provider="gcp.gemini"),
 )

@@ -37,5 +37,5 @@ ADAPTER = Adapter(
                           stream_optional=((None, "/id"), (None, "/model"), (None, "/system_fingerprint"),
                                            (None, "/service_tier"))),
               paths=((re.compile(r"/v1/chat/completions"), None),),
-              kept_headers=KEPT_HEADERS, client_environment=client_environment),
+              kept_headers=KEPT_HEADERS, client_environment=client_environment, semconv_provider="openai"),
 )

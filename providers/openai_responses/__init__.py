@@ -43,5 +43,5 @@ ADAPTER = Adapter(
                           stream_optional=((None, "/response/id"), (None, "/response/model"),
                                            (None, "/response/created_at"), ("response.completed", "/response/usage"))),
               paths=((re.compile(r"/v1/responses"), None),),
-              kept_headers=KEPT_HEADERS, client_environment=client_environment),
+              kept_headers=KEPT_HEADERS, client_environment=client_environment, semconv_provider="openai"),
 )
