@@ -75,6 +75,14 @@ def prefix_failures(adapter: Adapter, task: Task, requests: Sequence[dict[str, A
     return _by_turns(found)
 
 
+def acceptance_problems(adapter: Adapter, request: dict[str, Any]) -> list[str]:
+    """What the vendor would refuse in ``request`` before it answers (``Wire.acceptance``), each with the rule and
+    the JSON pointer (docs/contract.md, "Requests")."""
+    rules = adapter.wire.acceptance if adapter.wire is not None else ()
+    return [f"the vendor would refuse it ({rule.id}, {rule.source}): {pointer}: {what}"
+            for rule in rules for pointer, what in rule.check(request)]
+
+
 def _by_turns(found: dict[str, list[int]]) -> list[str]:
     """Each problem once, with the turns it holds on (``request: turns 1, 2: …``)."""
     return [f"request: turn{'s' if len(turns) > 1 else ''} {', '.join(map(str, turns))}: {problem}"
@@ -123,6 +131,7 @@ def _check_one(adapter: Adapter, task: Task, spelled: _Spelled, request: dict[st
         record["conversation"] = [_entry_record(entry) for entry in conversation]
         problems += _conversation_problems(adapter, transcript, conversation)
     problems += _cache_problems(adapter, task, spelled, request, transcript, parts, rebuild)
+    problems += acceptance_problems(adapter, request)
     record["checked"] = parts.sent is not None and conversation is not None
     record["problems"] = problems
     return record

@@ -119,6 +119,19 @@ class Credential:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Rule:
+    """One thing the vendor checks before it answers: a request that breaks it is refused with a 400, however well
+    the suite's own checks think of it (docs/contract.md, "Requests")."""
+
+    id: str
+    """A short name (``tool-result-first``)."""
+    source: str
+    """Where the vendor says so: a documentation page or an SDK type a reader can open."""
+    check: Callable[[Mapping[str, Any]], Iterable[tuple[str, str]]]
+    """A request body → each place that breaks the rule: (JSON pointer, what is wrong)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Shape:
     """Where an API's responses keep what its next release may add to (docs/forward.md): the places the
     forward-compatibility mutants change. JSON pointers (RFC 6901) into a success body, or into a stream event's
@@ -212,6 +225,8 @@ class Wire:
     (what ``conformance serve`` prints)."""
     shape: Shape | None = None
     """Where its responses keep what a next release may add to, for the forward-compatibility mutants (``Shape``)."""
+    acceptance: tuple[Rule, ...] = ()
+    """What the vendor checks in a request before it answers (``Rule``): each request a lane sends is held to them."""
     semconv_provider: str | None = None
     """The OpenTelemetry GenAI convention's ``gen_ai.provider.name`` for this API (``openai``, ``aws.bedrock``), for
     ``conformance export`` (docs/telemetry.md); None: the provider id is used as it is."""

@@ -3,6 +3,7 @@
 import re
 
 from conformance.kit.adapter import Adapter, Credential, Shape, Wire
+from conformance.providers.openai_common.acceptance import RESPONSES_RULES
 from conformance.providers.openai_common.errors import classify_error
 from conformance.providers.openai_common.wire import KEPT_HEADERS, PLACEHOLDER_KEY, client_environment
 from conformance.providers.openai_responses.request import build_request, read_history, read_request
@@ -43,5 +44,6 @@ ADAPTER = Adapter(
                           stream_optional=((None, "/response/id"), (None, "/response/model"),
                                            (None, "/response/created_at"), ("response.completed", "/response/usage"))),
               paths=((re.compile(r"/v1/responses"), None),),
-              kept_headers=KEPT_HEADERS, client_environment=client_environment, semconv_provider="openai"),
+              kept_headers=KEPT_HEADERS, client_environment=client_environment, semconv_provider="openai",
+              acceptance=RESPONSES_RULES),
 )
