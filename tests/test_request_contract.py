@@ -150,8 +150,11 @@ def test_anthropic_results_sent_as_two_user_messages_fail() -> None:
         request["messages"] = messages
 
     _, found = failures("parallel_tool_calls", "anthropic-messages", split)
-    assert found == ["request: turn 2: the results of one model turn travel in separate messages; the vendor wants "
-                     "all results of a turn together, in one message"]
+    assert found[0] == "request: turn 2: the results of one model turn travel in separate messages; the vendor " \
+                       "wants all results of a turn together, in one message"
+    # And the vendor's own rule says why it would refuse it: the second call has no result right after its turn.
+    assert len(found) > 1 and all("(tool-results-first, " in failure for failure in found[1:]), found
+    assert any(failure.endswith("needs exactly one tool_result here, found 0") for failure in found[1:]), found
 
 
 def test_anthropic_text_before_the_results_fails() -> None:
@@ -162,7 +165,10 @@ def test_anthropic_text_before_the_results_fails() -> None:
 
     _, found = failures("parallel_tool_calls", "anthropic-messages", text_first)
     assert found == ["request: turn 2: the conversation reads user → model → user → results; the transcript is "
-                     "user → model → results"]
+                     "user → model → results",
+                     found[1]]
+    assert "(tool-results-first, " in found[1] and found[1].endswith(
+        "): /messages/2/content: tool_result blocks come first in the content, before any other block")
 
 
 def _reverse_results(provider: str, request: dict[str, Any]) -> None:

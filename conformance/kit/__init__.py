@@ -14,6 +14,7 @@ from conformance.kit.adapter import (
     Adapter,
     Credential,
     RequestParts,
+    Rule,
     SentEntry,
     SentPrefix,
     SentResult,
@@ -72,7 +73,7 @@ from conformance.kit.waiver import Waiver, apply_waivers
 
 __all__ = [
     "FORCING_CHOICES", "KINDS", "OUTCOMES", "SSE_CONTENT_TYPE", "TOOL_CHOICES", "TOOL_CHOICE_SLOT", "USAGE_FIELDS",
-    "Adapter", "Credential", "Empty", "FatalError", "Incomplete", "InvalidToolCall", "Kind", "ModelResponse",
+    "Adapter", "Credential", "Rule", "Empty", "FatalError", "Incomplete", "InvalidToolCall", "Kind", "ModelResponse",
     "ModelTurn", "Outcome", "Refusal", "RequestParts", "RetryableError", "SentEntry", "SentPrefix", "SentResult",
     "SentTool", "Shape", "Signer", "Task", "Text", "ToolCall", "ToolCalls", "ToolChoice", "ToolResult", "ToolResults",
     "ToolSpec", "TranscriptEntry", "Turn", "Unsupported", "Usage", "UserMessage", "Waiver", "Wire", "apply_waivers",
