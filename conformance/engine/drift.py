@@ -113,15 +113,9 @@ def _enum_leaves(value: Any, skip: set[str]) -> Iterator[tuple[str, str]]:
             yield _pattern(pointer), found
 
 
-def _leaves(value: Any, pointer: str = "") -> Iterator[tuple[str, Any]]:
-    if isinstance(value, dict):
-        for key, item in value.items():
-            yield from _leaves(item, f"{pointer}/{key}")
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from _leaves(item, f"{pointer}/{index}")
-    else:
-        yield pointer, value
+def _leaves(value: Any) -> Iterator[tuple[str, Any]]:
+    """Every value in ``value`` that is not an object or an array, with its pointer."""
+    return ((pointer, found) for pointer, found in _objects_and_values(value) if not isinstance(found, dict | list))
 
 
 def _read_body(vocabulary: Vocabulary, body: Any, shape: Shape, where: str, prefix: str = "") -> None:
@@ -210,10 +204,6 @@ class Drift:
             else f"{self.provider}: counter gone {self.value} (was in {self.where})"
 
 
-def _classified(adapter: Adapter, body: Any) -> str:
-    return json.dumps(adapter.classify_body(body).to_dict(), sort_keys=True, default=str)
-
-
 def _without_key(body: Any, pattern: str) -> Any:
     """``body`` with every key at the object level ``pattern`` names taken out."""
     changed = copy.deepcopy(body)
@@ -224,43 +214,43 @@ def _without_key(body: Any, pattern: str) -> Any:
     return changed
 
 
-def _key_is_read(adapter: Adapter, cases: Sequence[Case], provider: str, pattern: str) -> bool | None:
-    if pattern.startswith("stream "):
-        return None
+def _body_is_read(adapter: Adapter, cases: Sequence[Case], provider: str, change: Callable[[Any], Any],
+                  whole: bool = True) -> bool | None:
+    """Whether the adapter's reading of a recorded success body moves when ``change`` (a body → the changed copy, or
+    None when it has nothing to change) is applied: the whole reading (``whole``) or its kind. None: no body has what
+    ``change`` changes. The body-side twin of ``_stream_is_read``."""
+    seen = False
     for case in cases:
         fixtures = case.providers.get(provider)
         for turn in fixtures.turns if fixtures is not None else ():
-            if turn.status >= 400 or not turn.has_body or not any(
-                    _pattern(f"{pointer}/{key}") == pattern for pointer, value in _objects(turn.body) for key in value):
+            changed = change(turn.body) if turn.status < 400 and turn.has_body else None
+            if changed is None:
                 continue
+            seen = True
             try:
-                if _classified(adapter, turn.body) != _classified(adapter, _without_key(turn.body, pattern)):
-                    return True
-            except Exception:  # noqa: BLE001 - an adapter that breaks without the key reads it
+                before, after = adapter.classify_body(turn.body), adapter.classify_body(changed)
+            except Exception:  # noqa: BLE001 - an adapter that breaks without it, or on the unseen value, reads it
                 return True
-    return False
+            if (_reading(before) != _reading(after)) if whole else (before.kind != after.kind):
+                return True
+    return False if seen else None
+
+
+def _key_is_read(adapter: Adapter, cases: Sequence[Case], provider: str, pattern: str) -> bool | None:
+    if pattern.startswith("stream "):
+        return None
+    def without(body: Any) -> Any:
+        carries = any(_pattern(f"{pointer}/{key}") == pattern for pointer, value in _objects(body) for key in value)
+        return _without_key(body, pattern) if carries else None
+
+    return bool(_body_is_read(adapter, cases, provider, without))
 
 
 def _value_is_read(adapter: Adapter, cases: Sequence[Case], provider: str, shape: Shape, what: str,
                    value: str) -> bool | None:
     """A stop value or item type is read when the adapter tells it from an unseen one: put ``future_release`` in its
     place in a turn that carries it, and the turn's kind changes (None: no body carries it)."""
-    seen = False
-    for case in cases:
-        fixtures = case.providers.get(provider)
-        for turn in fixtures.turns if fixtures is not None else ():
-            if turn.status >= 400 or not turn.has_body:
-                continue
-            swapped = _swapped(turn.body, shape, what, value)
-            if swapped is None:
-                continue
-            seen = True
-            try:
-                if adapter.classify_body(turn.body).kind != adapter.classify_body(swapped).kind:
-                    return True
-            except Exception:  # noqa: BLE001 - an adapter that breaks on the unseen value tells them apart
-                return True
-    return False if seen else None
+    return _body_is_read(adapter, cases, provider, lambda body: _swapped(body, shape, what, value), whole=False)
 
 
 def _swapped(body: Any, shape: Shape, what: str, value: str) -> Any:
@@ -371,26 +361,16 @@ def _body_enum_is_read(adapter: Adapter, cases: Sequence[Case], provider: str, v
     """A body's enum value (``<pattern> = <value>``) is read when an unseen one in its place changes the reading."""
     pattern, _, enum = value.partition(" = ")
     parent_pattern, _, key = pattern.rpartition("/")
-    seen = False
-    for case in cases:
-        fixtures = case.providers.get(provider)
-        for turn in fixtures.turns if fixtures is not None else ():
-            if turn.status >= 400 or not turn.has_body:
-                continue
-            changed = copy.deepcopy(turn.body)
-            hits = [found for pointer, found in _objects_and_values(changed) if _pattern(pointer) == parent_pattern
-                    and isinstance(found, dict) and found.get(key) == enum]
-            if not hits:
-                continue
-            seen = True
-            for found in hits:
-                found[key] = UNSEEN
-            try:
-                if _classified(adapter, turn.body) != _classified(adapter, changed):
-                    return True
-            except Exception:  # noqa: BLE001 - an adapter that breaks on the unseen value reads it
-                return True
-    return False if seen else None
+
+    def swapped(body: Any) -> Any:
+        changed = copy.deepcopy(body)
+        hits = [found for pointer, found in _objects_and_values(changed) if _pattern(pointer) == parent_pattern
+                and isinstance(found, dict) and found.get(key) == enum]
+        for found in hits:
+            found[key] = UNSEEN
+        return changed if hits else None
+
+    return _body_is_read(adapter, cases, provider, swapped)
 
 
 def drift(old: Sequence[Case], new: Sequence[Case], provider: str, adapter: Adapter) -> list[Drift]:
