@@ -135,6 +135,26 @@ class Row(TypedDict):
     waived: NotRequired[dict[str, list[str]]]
     """Present when a waiver of the lane covered failures of the row (``conformance.kit.waiver``): ``why`` (the
     reasons) and ``failures`` (what they covered). A row whose failures are all waived is waived, never passed."""
+    telemetry: NotRequired[TelemetryReading]
+    """A telemetry lane's row (``conformance.stacks.telemetry``): what its instrumentation's spans said per turn."""
+
+
+class SpanReading(TypedDict):
+    """One call of a telemetry lane: the inference spans that ended during it."""
+
+    turn: int
+    spans: int
+    """How many inference spans ended (one is right; none is a turn the telemetry does not see)."""
+    attributes: dict[str, Any]
+    """The first span read under the GenAI convention's names (``conformance.report.telemetry.read_spans``)."""
+
+
+class TelemetryReading(TypedDict):
+    """The spans of a telemetry lane's row."""
+
+    instrumentation: str
+    dialect: str
+    turns: list[SpanReading]
 
 
 def status_of(row: Mapping[str, Any]) -> str:

@@ -73,26 +73,56 @@ def find_all(rows: Iterable[Mapping[str, Any]],
     per stack row id, the fields its team accepts (``field`` for every case, ``field@case`` for one), each with
     the reason."""
     rows = list(rows)
-    raw = {(row["case"], row["provider"], row["mode"]): row for row in rows if row.get("stack", "raw") == "raw"}
+    by_key = {(row["case"], row["provider"], row["mode"]): row for row in rows}
     found: list[Finding] = []
     for row in rows:
         if row.get("stack", "raw") == "raw":
             continue
-        wire = raw.get((row["case"], Lane.parse(row["provider"]).fixtures, row["mode"]))
-        if wire is None or wire.get("error") or row.get("error"):
+        wire = by_key.get((row["case"], Lane.parse(row["provider"]).fixtures, row["mode"]))
+        if wire is None or wire.get("stack", "raw") != "raw" or wire.get("error") or row.get("error"):
             continue
         declared = (accepted or {}).get(row["provider"], {})
+        # A telemetry lane's client is its stack's: its row is compared with the stack's row when that ran, so what
+        # the lane adds is only what installing the instrumentation changed; its spans are compared with the wire.
+        reference = by_key.get((row["case"], row["provider"].split(TELEMETRY, 1)[0], row["mode"]), wire) \
+            if row.get("telemetry") else wire
+        if reference.get("error"):
+            reference = wire
         # A row run under a declared difference (``Stack.differences``) accepts what that difference states; an
         # override the stack row only inherited from its vendor (the raw row has the same) accepts nothing.
         override = (row.get("override") or {}).get("why")
-        if override and override == (wire.get("override") or {}).get("why"):
+        if override and override == (reference.get("override") or {}).get("why"):
             override = None
-        for finding in compare_rows(wire, row):
+        for finding in [*compare_rows(reference, row), *compare_spans(wire, row)]:
             reason = declared.get(f"{finding.field}@{finding.case}") or declared.get(finding.field)
             if reason is None and override and finding.field in OVERRIDDEN:
                 reason = override
             found.append(_with_reason(finding, reason) if reason else finding)
     return sorted(found, key=lambda finding: finding.key)
+
+
+TELEMETRY = "+"
+"""Between a stack's id and its instrumentation's in a telemetry lane (``conformance.stacks.telemetry.PLUS``)."""
+
+
+def compare_spans(wire: Mapping[str, Any], row: Mapping[str, Any]) -> list[Finding]:
+    """A telemetry lane's findings: each turn's span reading against the raw row's turn, field by field under the
+    convention's attribute names (``conformance.report.telemetry``)."""
+    reading = row.get("telemetry")
+    if not isinstance(reading, dict):
+        return []
+    from conformance.report.telemetry import compare_turn  # noqa: PLC0415 - only telemetry lanes read spans
+
+    by_turn = {entry.get("turn"): entry for entry in reading.get("turns") or [] if isinstance(entry, dict)}
+    out: list[Finding] = []
+    for turn in wire["turns"]:
+        entry = by_turn.get(turn["turn"])
+        if entry is None:
+            continue  # the stack's client made no call for this turn: the row's own findings say so
+        for field, effect, was, now, meaning in compare_turn(turn, entry):
+            out.append(Finding(row["provider"], row["case"], row["mode"], turn["turn"], field, effect, was, now,
+                               meaning))
+    return out
 
 
 def _with_reason(finding: Finding, reason: str) -> Finding:

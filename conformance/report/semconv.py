@@ -69,13 +69,13 @@ def records(report: Mapping[str, Any], provider_names: Mapping[str, str] | None 
                 yield from _turn_records(base, turn)
 
 
-def _turn_records(base: dict[str, Any], turn: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+def chat_attributes(turn: Mapping[str, Any]) -> dict[str, Any]:
+    """The convention's attributes of one turn's model call (its ``chat`` record, without the row's own)."""
     kind = turn.get("kind")
     reason = FINISH_REASONS.get(str(kind)) if kind in FINISH_REASONS else None
     if reason is None:
         reason = _raw_stop(turn.get("raw"))
-    attributes: dict[str, Any] = {**base, "gen_ai.operation.name": "chat", "conformance.turn": turn.get("turn"),
-                                  "conformance.kind": kind, "conformance.raw": turn.get("raw")}
+    attributes: dict[str, Any] = {"gen_ai.operation.name": "chat"}
     if reason is not None:
         attributes["gen_ai.response.finish_reasons"] = [reason]
     for key, name in (("response_id", "gen_ai.response.id"), ("model", "gen_ai.response.model")):
@@ -88,6 +88,12 @@ def _turn_records(base: dict[str, Any], turn: Mapping[str, Any]) -> Iterator[dic
     for key, name in USAGE.items():
         if isinstance(usage.get(key), int):
             attributes[name] = usage[key]
+    return attributes
+
+
+def _turn_records(base: dict[str, Any], turn: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+    attributes = {**base, **chat_attributes(turn), "conformance.turn": turn.get("turn"),
+                  "conformance.kind": turn.get("kind"), "conformance.raw": turn.get("raw")}
     model = attributes.get("gen_ai.response.model")
     yield {"name": f"chat {model}" if model else "chat", "attributes": _clean(attributes)}
     for call in turn.get("calls") or []:

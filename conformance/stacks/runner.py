@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import os
 import threading
@@ -14,13 +15,15 @@ from conformance.engine.cases import Case
 from conformance.engine.fixtures import RecordedTurn
 from conformance.engine.loop import LoopRun, replay_turn, run_loop
 from conformance.engine.registry import builtin_adapters
-from conformance.engine.rows import Mode, Row
+from conformance.engine.rows import Mode, Row, SpanReading
 from conformance.kit.adapter import Adapter
 from conformance.kit.task import TranscriptEntry, task_for_turn
 from conformance.kit.types import ModelResponse
 from conformance.replay.router import Replay, Session, session_fixtures
 from conformance.replay.server import BackgroundServer, session_base
+from conformance.report.telemetry import inference_spans, read_spans
 from conformance.stacks.stack import Endpoint, Stack
+from conformance.stacks.telemetry import Capture, installed, span_record
 
 # Long enough for any run; the server's thread is a daemon and ends with the process.
 SERVER_SECONDS = 6 * 3600
@@ -61,22 +64,46 @@ def run_stack_case(case: Case, stack: Stack, reader: Adapter, mode: Mode = "body
     endpoint = Endpoint(base_url=session_base(base, case.id, stack.row_id, mode), stream=mode == "stream",
                         replay=replay if in_process else None)
 
+    captures: list[Capture] = []  # the telemetry lane's capture, while its instrumentation is installed
+    readings: list[SpanReading] = []
+
     def respond(index: int, transcript: tuple[TranscriptEntry, ...]
                 ) -> tuple[ModelResponse, dict[str, Any], dict[str, Any] | None]:
-        response: Any = stack.call(task_for_turn(case.task, transcript), transcript, endpoint)
-        if inspect.isawaitable(response):  # an async stack: each call runs in an event loop of its own
-            response = asyncio.run(_awaited(response))
+        for capture in captures:
+            capture.take()  # what ended before this call is not its account
+        try:
+            response: Any = stack.call(task_for_turn(case.task, transcript), transcript, endpoint)
+            if inspect.isawaitable(response):  # an async stack: each call runs in an event loop of its own
+                response = asyncio.run(_awaited(response))
+        finally:
+            for capture in captures:
+                readings.append(_reading(index, capture.take(), stack.telemetry))
         sent = replay.sent(case.id, stack.row_id, mode)
         request = sent[index] if len(sent) > index and isinstance(sent[index], dict) else {}
         return response, request, _served_stream(replay.session(case.id, stack.row_id, mode), index, reader)
 
-    row, error, requests = run_lane(case, stack.provider, reader, mode, respond, stack.row_id, stack.id,
-                                    stack.differences.get((case.id, mode)), stack.waivers)
+    with contextlib.ExitStack() as installs:
+        if stack.telemetry is not None:
+            captures.append(installs.enter_context(installed(stack.telemetry)))
+        row, error, requests = run_lane(case, stack.provider, reader, mode, respond, stack.row_id, stack.id,
+                                        stack.differences.get((case.id, mode)), stack.waivers)
+    if stack.telemetry is not None:
+        row["telemetry"] = {"instrumentation": stack.telemetry.id, "dialect": stack.telemetry.dialect,
+                            "turns": readings}
     session = replay.session(case.id, stack.row_id, mode)
     if session is not None and session.did_not_stream:
         row["failures"] = [f"your code did not stream: {session.did_not_stream[0]}", *row["failures"]]
         row["passed"] = False
     return row, error, requests
+
+
+def _reading(index: int, spans: list[Any], instrumentation: Any) -> SpanReading:
+    """One call's account in a telemetry lane: how many inference spans of the instrumentation's scopes ended during
+    it, and the first one read under the convention's names (``conformance.report.telemetry``)."""
+    own = [record for record in map(span_record, spans)
+           if not instrumentation.scopes or str(record["scope"]).startswith(instrumentation.scopes)]
+    inference = inference_spans(own, instrumentation.dialect)
+    return {"turn": index + 1, "spans": len(inference), "attributes": read_spans(inference, instrumentation.dialect)}
 
 
 def _served_stream(session: Session | None, index: int, reader: Adapter) -> dict[str, Any] | None:

@@ -75,6 +75,9 @@ class Stack:
     loop: Callable[[Any], str] | None = None
     """The team's own agent loop, when the stack runs it whole instead of one call per turn: given an
     ``AgentSession``, it returns the final answer text (``conformance.stacks.agent.agent_stack``, docs/glue.md)."""
+    telemetry: Any = None
+    """The instrumentation a telemetry lane runs the stack's rows with (``conformance.stacks.telemetry``); None for
+    the stack alone."""
     accepted: Mapping[str, str] = field(default_factory=dict)
     """Findings (``conformance.report.findings``) the team accepts, each with its reason: keyed by field
     (``response_id``, ``usage.reasoning_tokens``, ...) for every case, or ``field@case`` for one. A finding not
@@ -102,7 +105,16 @@ class Stack:
 
     def missing(self) -> list[str]:
         """The required modules that are not installed."""
-        return [module for module in self.requires if importlib.util.find_spec(module) is None]
+        return [module for module in self.requires if not _importable(module)]
+
+
+def _importable(module: str) -> bool:
+    """Whether ``module`` can be imported here; a missing parent package (``opentelemetry`` for
+    ``opentelemetry.instrumentation.openai``) counts as missing, not as an error."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        return False
 
 
 ClientT = TypeVar("ClientT")
@@ -203,27 +215,39 @@ def gateway_stacks() -> dict[str, Stack]:
     return {row_id: load_stack(spec) for row_id, spec in GATEWAY_STACKS.items()}
 
 
-GROUPS = ("all", "sdks", "gateways")
+def telemetry_stacks() -> dict[str, Stack]:
+    """The reference SDK stacks, each with every shipped instrumentation of its API (docs/telemetry.md)."""
+    from conformance.stacks.telemetry import telemetry_lanes  # noqa: PLC0415 - the lane's module loads on use
+
+    return telemetry_lanes(builtin_stacks())
+
+
+GROUPS = ("all", "sdks", "gateways", "telemetry")
 
 
 def select_stacks(specs: Sequence[str] | None) -> list[Stack]:
     """``--stack`` values: ``sdks`` (the reference SDK stacks), ``gateways`` (the reference gateway stacks),
-    ``all`` (both), a reference stack's row id, or ``module:object``."""
+    ``all`` (both), ``telemetry`` (the SDK stacks' telemetry lanes), a reference stack's or telemetry lane's row id
+    (``openai-chat@openai-sdk+openllmetry``), or ``module:object``."""
     builtin = {**BUILTIN_STACKS, **GATEWAY_STACKS}
     chosen: dict[str, Stack] = {}
     for spec in specs or []:
-        if spec in GROUPS:
+        if spec == "telemetry":
+            chosen.update(telemetry_stacks())
+        elif spec in GROUPS:
             if spec != "gateways":
                 chosen.update(builtin_stacks())
             if spec != "sdks":
                 chosen.update(gateway_stacks())
         elif spec in builtin:
             chosen[spec] = load_stack(builtin[spec])
+        elif "+" in spec and spec in (lanes := telemetry_stacks()):
+            chosen[spec] = lanes[spec]
         elif ":" in spec:
             stack = load_stack(spec)
             chosen[stack.row_id] = stack
         else:
             raise InputError([Problem("--stack", None, f"unknown stack {spec!r}",
-                                      f"use all, sdks, gateways, one of {', '.join(sorted(builtin))}, "
-                                      "or module:object")])
+                                      f"use all, sdks, gateways, telemetry, one of {', '.join(sorted(builtin))}, "
+                                      "a telemetry lane (e.g. openai-chat@openai-sdk+openllmetry) or module:object")])
     return list(chosen.values())

@@ -1,0 +1,292 @@
+"""Telemetry lanes: a stack's rows replayed with a team's OpenTelemetry instrumentation installed, its spans kept in
+memory and read back as the GenAI semantic convention's attributes (docs/telemetry.md, "The telemetry lane").
+
+A telemetry lane is a stack lane with an ``Instrumentation`` beside it: ``openai-chat@openai-sdk+openllmetry`` is the
+openai SDK stack's rows run while OpenLLMetry's openai instrumentation is installed. Each call the stack's client
+makes is one turn; the spans that end during it are the instrumentation's account of that turn. They go to an
+in-memory exporter (``opentelemetry.sdk``'s ``InMemorySpanExporter`` behind a ``SimpleSpanProcessor``) and nowhere
+else; the instrumentation is installed for the row and removed after it, so no other row runs instrumented.
+
+The reading kept in the row (``row["spans"]``) is per turn: how many inference spans ended, and their attributes
+under the convention's names (``conformance.report.telemetry`` compares them with the wire).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import importlib
+import os
+import sys
+import threading
+import types
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Dialect = Literal["semconv", "openinference"]
+
+Install = Callable[[Any], Callable[[], None]]
+"""Given a ``TracerProvider``, install the instrumentation so its spans go to that provider; return what removes it."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Instrumentation:
+    """A team's instrumentation, as a telemetry lane installs it."""
+
+    id: str
+    """Appended to the stack's lane: ``<provider>@<stack>+<id>``."""
+    providers: tuple[str, ...]
+    """The APIs whose SDK calls it instruments: it gets a lane beside each stack of these."""
+    install: Install
+    requires: tuple[str, ...]
+    """Modules it imports; without them its lanes are skipped with the install hint."""
+    packages: tuple[str, ...] = ()
+    """The distributions whose versions the report records."""
+    dialect: Dialect = "semconv"
+    """How its spans name things: ``semconv`` (``gen_ai.*``, the OpenTelemetry GenAI convention) or ``openinference``
+    (``llm.*``, Arize's OpenInference convention, read through ``conformance.report.telemetry.OPENINFERENCE``)."""
+    patches: tuple[str, ...] = ()
+    """The client modules whose classes it wraps: the lane puts every method of their classes back as it was after
+    the row, whatever its own uninstall leaves behind (``restore``)."""
+    scopes: tuple[str, ...] = ()
+    """The instrumentation scope names (prefixes) of its spans; spans of another scope are not its account."""
+    environment: Mapping[str, str] = field(default_factory=dict)
+    """Variables set while it is installed (its switches for recording message content, which carries the tool
+    call ids), restored after."""
+    accepted: Mapping[str, str] = field(default_factory=dict)
+    """Findings the team accepts, as ``Stack.accepted``."""
+    description: str = ""
+    extra: str = "telemetry"
+
+
+_LOCK = threading.Lock()
+
+
+class Capture:
+    """The spans that ended while an instrumentation was installed, in memory."""
+
+    def __init__(self) -> None:
+        from opentelemetry.sdk.trace import TracerProvider  # noqa: PLC0415 - the telemetry extra, loaded on use
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: PLC0415
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: PLC0415
+
+        self.exporter = InMemorySpanExporter()
+        self.provider = TracerProvider()
+        self.provider.add_span_processor(SimpleSpanProcessor(self.exporter))
+
+    def take(self) -> list[Any]:
+        """The spans that ended since the last take."""
+        spans = list(self.exporter.get_finished_spans())
+        self.exporter.clear()
+        return spans
+
+
+@functools.cache
+def _capture() -> Capture:
+    return Capture()
+
+
+@contextlib.contextmanager
+def installed(instrumentation: Instrumentation) -> Iterator[Capture]:
+    """The instrumentation installed for the block, its spans going to this process's in-memory capture, removed
+    after it (its variables restored); one at a time in a process. The capture's provider is made once and never
+    shut down: an instrumentation may keep the tracer it was first given across uninstall and install."""
+    with _LOCK:
+        capture = _capture()
+        saved = {name: os.environ.get(name) for name in instrumentation.environment}
+        os.environ.update(instrumentation.environment)
+        capture.take()
+        before = snapshot(instrumentation.patches)
+        remove = instrumentation.install(capture.provider)
+        try:
+            yield capture
+        finally:
+            remove()
+            restore(before)
+            capture.take()
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
+
+
+Snapshot = list[tuple[type, dict[str, Any]]]
+
+
+def snapshot(prefixes: tuple[str, ...]) -> Snapshot:
+    """Every class defined in the loaded modules named by ``prefixes`` (a module or its submodules), with its own
+    attributes as they are now."""
+    seen: set[str] = set()
+    for prefix in prefixes:
+        _load(prefix, seen)
+    taken: Snapshot = []
+    for name, module in list(sys.modules.items()):
+        if module is None or not any(name == prefix or name.startswith(prefix + ".") for prefix in prefixes):
+            continue
+        for value in list(vars(module).values()):
+            if isinstance(value, type) and value.__module__ == name:
+                taken.append((value, dict(vars(value))))
+    return taken
+
+
+def _load(name: str, seen: set[str]) -> None:
+    """Import ``name`` and every name it exports, submodules too: an SDK that loads its submodules on first access
+    (the openai SDK's lazy ``__getattr__``) would otherwise have classes the snapshot never saw."""
+    if name in seen:
+        return
+    seen.add(name)
+    try:
+        module = importlib.import_module(name)
+    except ImportError:
+        return
+    for attribute in dir(module):
+        with contextlib.suppress(Exception):
+            value = getattr(module, attribute)
+            if isinstance(value, types.ModuleType) and value.__name__.startswith(name + "."):
+                _load(value.__name__, seen)
+
+
+def restore(taken: Snapshot) -> None:
+    """Put each class's attributes back as the snapshot has them: an instrumentation whose uninstall leaves a
+    wrapper in place (opentelemetry-instrumentation-openai-v2 2.4b0 keeps its Responses wrappers, so each install
+    adds a span per call) does not carry it into the next row."""
+    for owner, attributes in taken:
+        now = vars(owner)
+        for key in [key for key in now if key not in attributes]:
+            with contextlib.suppress(AttributeError, TypeError):
+                delattr(owner, key)
+        for key, value in attributes.items():
+            if now.get(key) is not value:
+                with contextlib.suppress(AttributeError, TypeError):
+                    setattr(owner, key, value)
+
+
+def span_record(span: Any) -> dict[str, Any]:
+    """A finished span as builtins: name, instrumentation scope, status and its attributes (tuples as lists)."""
+    attributes = {key: list(value) if isinstance(value, tuple) else value
+                  for key, value in (span.attributes or {}).items()}
+    return {"name": span.name, "scope": span.instrumentation_scope.name if span.instrumentation_scope else None,
+            "error": span.status.status_code.name == "ERROR", "attributes": attributes}
+
+
+# --- The instrumentations the suite ships lanes for --------------------------------------------------------------
+
+
+def _instrumentor(module: str, name: str, **options: Any) -> Install:
+    """An ``opentelemetry.instrumentation.instrumentor.BaseInstrumentor`` subclass, installed on the given provider
+    (``instrument(tracer_provider=...)``) and removed by its ``uninstrument()``."""
+
+    def install(provider: Any) -> Callable[[], None]:
+        instrumentor = getattr(importlib.import_module(module), name)()
+        instrumentor.instrument(tracer_provider=provider, **options)
+        return instrumentor.uninstrument  # type: ignore[no-any-return]
+
+    return install
+
+
+OPENAI_PATCHES = ("openai._client", "openai._base_client", "openai.resources.chat", "openai.resources.responses",
+                  "openai.resources.completions", "openai.resources.embeddings")
+ANTHROPIC_PATCHES = ("anthropic._client", "anthropic._base_client", "anthropic.resources.messages",
+                     "anthropic.resources.beta.messages", "anthropic.resources.completions")
+BOTOCORE_PATCHES = ("botocore.client", "botocore.session")
+GENAI_PATCHES = ("google.genai.models", "google.genai._api_client")
+"""The modules each instrumentation of that SDK wraps methods in (read from their ``wrap_function_wrapper``
+calls)."""
+
+_GENAI_CONTENT = {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY",
+                  "OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental"}
+"""opentelemetry-util-genai's switches (its README): message content, where the tool call ids are, goes on the
+span; the latest experimental GenAI attributes are written."""
+
+OTEL_OPENAI = Instrumentation(
+    id="otel", providers=("openai-chat", "openai-responses"),
+    patches=OPENAI_PATCHES, scopes=("opentelemetry.util.genai", "opentelemetry.instrumentation.openai_v2"),
+    install=_instrumentor("opentelemetry.instrumentation.openai_v2", "OpenAIInstrumentor"),
+    requires=("opentelemetry.instrumentation.openai_v2",),
+    packages=("opentelemetry-instrumentation-openai-v2", "opentelemetry-util-genai"),
+    environment=_GENAI_CONTENT,
+    description="OpenTelemetry's own openai instrumentation (opentelemetry-python-contrib, openai-v2)")
+
+OTEL_GOOGLE_GENAI = Instrumentation(
+    id="otel", providers=("gemini",),
+    # It declares google-genai<3 and instruments nothing outside that range unless told to skip the check; a team
+    # on google-genai 3 that wants its spans passes skip_dep_check, as this lane does (docs/telemetry.md).
+    patches=GENAI_PATCHES, scopes=("opentelemetry.util.genai", "opentelemetry.instrumentation.google_genai"),
+    install=_instrumentor("opentelemetry.instrumentation.google_genai", "GoogleGenAiSdkInstrumentor",
+                          skip_dep_check=True),
+    requires=("opentelemetry.instrumentation.google_genai",),
+    packages=("opentelemetry-instrumentation-google-genai", "opentelemetry-util-genai"),
+    environment=_GENAI_CONTENT,
+    description="OpenTelemetry's own google-genai instrumentation (opentelemetry-python-contrib)")
+
+_TRACELOOP = {"TRACELOOP_TRACE_CONTENT": "true"}
+"""OpenLLMetry's switch for message content (on by default; set so a team's environment does not change the lane)."""
+
+OPENLLMETRY_OPENAI = Instrumentation(
+    id="openllmetry", providers=("openai-chat", "openai-responses"),
+    patches=OPENAI_PATCHES, scopes=("opentelemetry.instrumentation.openai",),
+    install=_instrumentor("opentelemetry.instrumentation.openai", "OpenAIInstrumentor"),
+    requires=("opentelemetry.instrumentation.openai",), packages=("opentelemetry-instrumentation-openai",),
+    environment=_TRACELOOP, description="OpenLLMetry's openai instrumentation (traceloop/openllmetry)")
+
+OPENLLMETRY_ANTHROPIC = Instrumentation(
+    id="openllmetry", providers=("anthropic-messages",),
+    patches=ANTHROPIC_PATCHES, scopes=("opentelemetry.instrumentation.anthropic",),
+    install=_instrumentor("opentelemetry.instrumentation.anthropic", "AnthropicInstrumentor"),
+    requires=("opentelemetry.instrumentation.anthropic",), packages=("opentelemetry-instrumentation-anthropic",),
+    environment=_TRACELOOP, description="OpenLLMetry's anthropic instrumentation (traceloop/openllmetry)")
+
+OPENLLMETRY_BEDROCK = Instrumentation(
+    id="openllmetry", providers=("bedrock-converse",),
+    patches=BOTOCORE_PATCHES, scopes=("opentelemetry.instrumentation.bedrock",),
+    install=_instrumentor("opentelemetry.instrumentation.bedrock", "BedrockInstrumentor"),
+    requires=("opentelemetry.instrumentation.bedrock",), packages=("opentelemetry-instrumentation-bedrock",),
+    environment=_TRACELOOP, description="OpenLLMetry's bedrock instrumentation (traceloop/openllmetry)")
+
+OPENINFERENCE_OPENAI = Instrumentation(
+    id="openinference", providers=("openai-chat", "openai-responses"),
+    patches=OPENAI_PATCHES, scopes=("openinference.instrumentation.openai",),
+    install=_instrumentor("openinference.instrumentation.openai", "OpenAIInstrumentor"),
+    requires=("openinference.instrumentation.openai",), packages=("openinference-instrumentation-openai",),
+    dialect="openinference", description="OpenInference's openai instrumentation (Arize-ai/openinference)")
+
+OPENINFERENCE_ANTHROPIC = Instrumentation(
+    id="openinference", providers=("anthropic-messages",),
+    patches=ANTHROPIC_PATCHES, scopes=("openinference.instrumentation.anthropic",),
+    install=_instrumentor("openinference.instrumentation.anthropic", "AnthropicInstrumentor"),
+    requires=("openinference.instrumentation.anthropic",), packages=("openinference-instrumentation-anthropic",),
+    dialect="openinference", description="OpenInference's anthropic instrumentation (Arize-ai/openinference)")
+
+BUILTIN: tuple[Instrumentation, ...] = (OTEL_OPENAI, OTEL_GOOGLE_GENAI, OPENLLMETRY_OPENAI, OPENLLMETRY_ANTHROPIC,
+                                        OPENLLMETRY_BEDROCK, OPENINFERENCE_OPENAI, OPENINFERENCE_ANTHROPIC)
+
+
+def with_telemetry(stack: Any, instrumentation: Instrumentation) -> Any:
+    """The telemetry lane of ``stack``: its rows, named ``<provider>@<stack>+<instrumentation>``, run with the
+    instrumentation installed. The stack's declared differences and waivers still hold (the client is the same);
+    what the team accepts is the instrumentation's."""
+    return dataclasses.replace(
+        stack, id=f"{stack.id}{PLUS}{instrumentation.id}", telemetry=instrumentation,
+        requires=(*stack.requires, *instrumentation.requires),
+        packages=(*(stack.packages or tuple(module.replace(".", "-") for module in stack.requires)),
+                  *instrumentation.packages),
+        accepted=dict(instrumentation.accepted), extra=instrumentation.extra,
+        description=f"{stack.description} with {instrumentation.description}".strip())
+
+
+PLUS = "+"
+"""Between a stack's id and its instrumentation's in a telemetry lane's name."""
+
+
+def telemetry_lanes(stacks: Mapping[str, Any]) -> dict[str, Any]:
+    """A telemetry lane for each built-in instrumentation beside each stack of an API it instruments, by row id."""
+    lanes: dict[str, Any] = {}
+    for stack in stacks.values():
+        for instrumentation in BUILTIN:
+            if stack.provider in instrumentation.providers:
+                lane = with_telemetry(stack, instrumentation)
+                lanes[lane.row_id] = lane
+    return lanes
