@@ -142,13 +142,15 @@ def test_run_adds_the_stack_lane_beside_the_providers(tmp_path: Path) -> None:
 def test_an_unknown_stack_is_a_usage_error_and_a_missing_sdk_skips_with_a_reason(tmp_path: Path) -> None:
     unknown = cli("run", *OWN, "--stack", "nope", "--report-dir", str(tmp_path / "a"))
     assert unknown.returncode == 2
+    lanes = ("anthropic-messages@anthropic-sdk, anthropic-messages@langchain, anthropic-messages@litellm, "
+             "anthropic-messages@pydantic-ai, bedrock-converse@boto3, bedrock-converse@langchain, "
+             "bedrock-converse@litellm, bedrock-converse@pydantic-ai, gemini@google-genai, gemini@langchain, "
+             "gemini@litellm, gemini@pydantic-ai, openai-chat@langchain, openai-chat@litellm, openai-chat@openai-sdk, "
+             "openai-chat@pydantic-ai, openai-responses@langchain, openai-responses@litellm, "
+             "openai-responses@openai-sdk, openai-responses@pydantic-ai")
     assert unknown.stderr.strip() == (
-        "error: --stack: unknown stack 'nope'. Fix: use all, sdks, gateways, one of anthropic-messages@anthropic-sdk, "
-        "anthropic-messages@langchain, anthropic-messages@litellm, anthropic-messages@pydantic-ai, "
-        "bedrock-converse@boto3, bedrock-converse@langchain, bedrock-converse@litellm, bedrock-converse@pydantic-ai, "
-        "gemini@google-genai, gemini@langchain, gemini@litellm, gemini@pydantic-ai, openai-chat@langchain, "
-        "openai-chat@litellm, openai-chat@openai-sdk, openai-chat@pydantic-ai, openai-responses@langchain, "
-        "openai-responses@litellm, openai-responses@openai-sdk, openai-responses@pydantic-ai, or module:object")
+        f"error: --stack: unknown stack 'nope'. Fix: use all, sdks, gateways, telemetry, one of {lanes}, a telemetry "
+        "lane (e.g. openai-chat@openai-sdk+openllmetry) or module:object")
     module = tmp_path / "my_stack.py"
     module.write_text("import dataclasses\nfrom conformance.stacks.stack import builtin_stacks\n"
                       "STACK = dataclasses.replace(builtin_stacks()['openai-chat@openai-sdk'], id='needs-sdk',\n"

@@ -172,98 +172,6 @@ def span_record(span: Any) -> dict[str, Any]:
             "error": span.status.status_code.name == "ERROR", "attributes": attributes}
 
 
-# --- The instrumentations the suite ships lanes for --------------------------------------------------------------
-
-
-def _instrumentor(module: str, name: str, **options: Any) -> Install:
-    """An ``opentelemetry.instrumentation.instrumentor.BaseInstrumentor`` subclass, installed on the given provider
-    (``instrument(tracer_provider=...)``) and removed by its ``uninstrument()``."""
-
-    def install(provider: Any) -> Callable[[], None]:
-        instrumentor = getattr(importlib.import_module(module), name)()
-        instrumentor.instrument(tracer_provider=provider, **options)
-        return instrumentor.uninstrument  # type: ignore[no-any-return]
-
-    return install
-
-
-OPENAI_PATCHES = ("openai._client", "openai._base_client", "openai.resources.chat", "openai.resources.responses",
-                  "openai.resources.completions", "openai.resources.embeddings")
-ANTHROPIC_PATCHES = ("anthropic._client", "anthropic._base_client", "anthropic.resources.messages",
-                     "anthropic.resources.beta.messages", "anthropic.resources.completions")
-BOTOCORE_PATCHES = ("botocore.client", "botocore.session")
-GENAI_PATCHES = ("google.genai.models", "google.genai._api_client")
-"""The modules each instrumentation of that SDK wraps methods in (read from their ``wrap_function_wrapper``
-calls)."""
-
-_GENAI_CONTENT = {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY",
-                  "OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental"}
-"""opentelemetry-util-genai's switches (its README): message content, where the tool call ids are, goes on the
-span; the latest experimental GenAI attributes are written."""
-
-OTEL_OPENAI = Instrumentation(
-    id="otel", providers=("openai-chat", "openai-responses"),
-    patches=OPENAI_PATCHES, scopes=("opentelemetry.util.genai", "opentelemetry.instrumentation.openai_v2"),
-    install=_instrumentor("opentelemetry.instrumentation.openai_v2", "OpenAIInstrumentor"),
-    requires=("opentelemetry.instrumentation.openai_v2",),
-    packages=("opentelemetry-instrumentation-openai-v2", "opentelemetry-util-genai"),
-    environment=_GENAI_CONTENT,
-    description="OpenTelemetry's own openai instrumentation (opentelemetry-python-contrib, openai-v2)")
-
-OTEL_GOOGLE_GENAI = Instrumentation(
-    id="otel", providers=("gemini",),
-    # It declares google-genai<3 and instruments nothing outside that range unless told to skip the check; a team
-    # on google-genai 3 that wants its spans passes skip_dep_check, as this lane does (docs/telemetry.md).
-    patches=GENAI_PATCHES, scopes=("opentelemetry.util.genai", "opentelemetry.instrumentation.google_genai"),
-    install=_instrumentor("opentelemetry.instrumentation.google_genai", "GoogleGenAiSdkInstrumentor",
-                          skip_dep_check=True),
-    requires=("opentelemetry.instrumentation.google_genai",),
-    packages=("opentelemetry-instrumentation-google-genai", "opentelemetry-util-genai"),
-    environment=_GENAI_CONTENT,
-    description="OpenTelemetry's own google-genai instrumentation (opentelemetry-python-contrib)")
-
-_TRACELOOP = {"TRACELOOP_TRACE_CONTENT": "true"}
-"""OpenLLMetry's switch for message content (on by default; set so a team's environment does not change the lane)."""
-
-OPENLLMETRY_OPENAI = Instrumentation(
-    id="openllmetry", providers=("openai-chat", "openai-responses"),
-    patches=OPENAI_PATCHES, scopes=("opentelemetry.instrumentation.openai",),
-    install=_instrumentor("opentelemetry.instrumentation.openai", "OpenAIInstrumentor"),
-    requires=("opentelemetry.instrumentation.openai",), packages=("opentelemetry-instrumentation-openai",),
-    environment=_TRACELOOP, description="OpenLLMetry's openai instrumentation (traceloop/openllmetry)")
-
-OPENLLMETRY_ANTHROPIC = Instrumentation(
-    id="openllmetry", providers=("anthropic-messages",),
-    patches=ANTHROPIC_PATCHES, scopes=("opentelemetry.instrumentation.anthropic",),
-    install=_instrumentor("opentelemetry.instrumentation.anthropic", "AnthropicInstrumentor"),
-    requires=("opentelemetry.instrumentation.anthropic",), packages=("opentelemetry-instrumentation-anthropic",),
-    environment=_TRACELOOP, description="OpenLLMetry's anthropic instrumentation (traceloop/openllmetry)")
-
-OPENLLMETRY_BEDROCK = Instrumentation(
-    id="openllmetry", providers=("bedrock-converse",),
-    patches=BOTOCORE_PATCHES, scopes=("opentelemetry.instrumentation.bedrock",),
-    install=_instrumentor("opentelemetry.instrumentation.bedrock", "BedrockInstrumentor"),
-    requires=("opentelemetry.instrumentation.bedrock",), packages=("opentelemetry-instrumentation-bedrock",),
-    environment=_TRACELOOP, description="OpenLLMetry's bedrock instrumentation (traceloop/openllmetry)")
-
-OPENINFERENCE_OPENAI = Instrumentation(
-    id="openinference", providers=("openai-chat", "openai-responses"),
-    patches=OPENAI_PATCHES, scopes=("openinference.instrumentation.openai",),
-    install=_instrumentor("openinference.instrumentation.openai", "OpenAIInstrumentor"),
-    requires=("openinference.instrumentation.openai",), packages=("openinference-instrumentation-openai",),
-    dialect="openinference", description="OpenInference's openai instrumentation (Arize-ai/openinference)")
-
-OPENINFERENCE_ANTHROPIC = Instrumentation(
-    id="openinference", providers=("anthropic-messages",),
-    patches=ANTHROPIC_PATCHES, scopes=("openinference.instrumentation.anthropic",),
-    install=_instrumentor("openinference.instrumentation.anthropic", "AnthropicInstrumentor"),
-    requires=("openinference.instrumentation.anthropic",), packages=("openinference-instrumentation-anthropic",),
-    dialect="openinference", description="OpenInference's anthropic instrumentation (Arize-ai/openinference)")
-
-BUILTIN: tuple[Instrumentation, ...] = (OTEL_OPENAI, OTEL_GOOGLE_GENAI, OPENLLMETRY_OPENAI, OPENLLMETRY_ANTHROPIC,
-                                        OPENLLMETRY_BEDROCK, OPENINFERENCE_OPENAI, OPENINFERENCE_ANTHROPIC)
-
-
 def with_telemetry(stack: Any, instrumentation: Instrumentation) -> Any:
     """The telemetry lane of ``stack``: its rows, named ``<provider>@<stack>+<instrumentation>``, run with the
     instrumentation installed. The stack's declared differences and waivers still hold (the client is the same);
@@ -282,7 +190,10 @@ PLUS = "+"
 
 
 def telemetry_lanes(stacks: Mapping[str, Any]) -> dict[str, Any]:
-    """A telemetry lane for each built-in instrumentation beside each stack of an API it instruments, by row id."""
+    """A telemetry lane for each built-in instrumentation (``conformance.stacks.sdk.instrumentations``) beside each
+    stack of an API it instruments, by row id."""
+    from conformance.stacks.sdk.instrumentations import BUILTIN  # noqa: PLC0415 - the records name the vendors
+
     lanes: dict[str, Any] = {}
     for stack in stacks.values():
         for instrumentation in BUILTIN:
