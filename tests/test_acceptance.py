@@ -103,3 +103,97 @@ def test_a_call_left_unanswered_and_a_schema_without_additional_properties_false
     last = {"messages": [{"role": "user", "content": "x"}, {"role": "assistant", "content": [
         {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}}]}]}
     assert any("a tool_use turn is last" in problem for problem in acceptance_problems(anthropic, last))
+
+
+def _signature_dropped(request: dict[str, Any]) -> None:
+    """Gemini: the replayed call rebuilt from its name and arguments, its thoughtSignature gone (NVIDIA-NeMo/Gym#2374's
+    class: "Function call is missing a thought_signature")."""
+    for content in request["contents"]:
+        for part in content.get("parts") or []:
+            part.pop("thoughtSignature", None)
+
+
+def _response_dropped(request: dict[str, Any]) -> None:
+    """Gemini: one of two function responses left out of the turn that answers both calls."""
+    for content in request["contents"]:
+        responses = [part for part in content.get("parts") or [] if "functionResponse" in part]
+        if len(responses) > 1:
+            content["parts"].remove(responses[-1])
+
+
+def _json_schema_as_parameters(request: dict[str, Any]) -> None:
+    """Gemini: a JSON Schema, `$schema` and all, sent as `parameters` (the OpenAPI-subset Schema) instead of
+    `parametersJsonSchema` (probelabs/probe#569's class: a keyword the dialect refuses)."""
+    for tool in request.get("tools") or []:
+        for declaration in tool.get("functionDeclarations") or []:
+            schema = declaration.pop("parametersJsonSchema", None)
+            if schema is not None:
+                declaration["parameters"] = {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
+
+
+def _results_split(request: dict[str, Any]) -> None:
+    """Bedrock: each toolResult in a user message of its own (genkit-ai/aws-bedrock-js-plugin#664's class)."""
+    messages = request["messages"]
+    for index, message in enumerate(messages):
+        results = [block for block in message["content"] if "toolResult" in block]
+        if len(results) > 1:
+            message["content"] = [results[0]]
+            messages.insert(index + 1, {"role": "user", "content": results[1:]})
+            return
+
+
+MUTATIONS = [
+    ("gemini", _signature_dropped, "thought-signature-sent-back", "/contents/1/parts/0/thoughtSignature"),
+    ("gemini", _response_dropped, "function-responses-match-calls", "/contents/2/parts"),
+    ("gemini", _json_schema_as_parameters, "schema-object-fields",
+     "/tools/0/functionDeclarations/0/parameters/$schema"),
+    ("bedrock-converse", _results_split, "tool-results-answer-tool-uses", "/messages/2/content"),
+    ("bedrock-converse", _results_split, "roles-alternate", "/messages/3/role"),
+]
+
+
+@pytest.mark.parametrize(("provider", "change", "rule", "pointer"), MUTATIONS)
+def test_each_quoted_rejection_passes_without_its_rule_and_fails_with_it(
+        provider: str, change: Callable[[dict[str, Any]], None], rule: str, pointer: str) -> None:
+    adapter = ADAPTERS[provider]
+    assert _refusals(_row(provider, "parallel_tool_calls")) == []  # the reference request breaks no rule
+    without = [rule_ for rule_ in adapter.wire.acceptance if rule_.id != rule]  # type: ignore[union-attr]
+    ADAPTERS[provider] = dataclasses.replace(adapter, wire=dataclasses.replace(adapter.wire, acceptance=tuple(without)))
+    try:
+        missed = _row(provider, "parallel_tool_calls", change)
+    finally:
+        ADAPTERS[provider] = adapter
+    assert not any(f"({rule}, " in failure for failure in missed["failures"])
+    caught = _row(provider, "parallel_tool_calls", change)
+    assert not caught["passed"]
+    assert any(f"({rule}, " in failure and f"): {pointer}: " in failure for failure in _refusals(caught)), \
+        caught["failures"]
+
+
+@pytest.mark.parametrize("provider", ["gemini", "bedrock-converse"])
+@pytest.mark.parametrize("case", ["parallel_tool_calls", "multi_turn_history", "structured_output_valid"])
+def test_the_gemini_and_bedrock_requests_break_no_rule(provider: str, case: str) -> None:
+    assert ADAPTERS[provider].wire.acceptance  # type: ignore[union-attr]
+    assert _refusals(_row(provider, case)) == []
+
+
+def test_the_schema_fields_are_the_sdk_types() -> None:
+    from google.genai import types
+    from pydantic.alias_generators import to_camel
+
+    from conformance.providers.gemini.acceptance import SCHEMA_FIELDS
+
+    assert frozenset(to_camel(name) for name in types.Schema.model_fields) == SCHEMA_FIELDS
+
+
+def test_a_stack_request_the_vendor_refuses_is_a_finding_of_the_stack() -> None:
+    from conformance.report.findings import compare_rows
+
+    raw = _row("gemini", "parallel_tool_calls")
+    layer = dict(_row("gemini", "parallel_tool_calls", _signature_dropped), provider="gemini@layer", stack="layer")
+    found = {finding.field: finding for finding in compare_rows(raw, layer) if finding.field.startswith("request.")}
+    refused = found["request.thought-signature-sent-back"]
+    assert (refused.turn, refused.effect) == (2, "changed")
+    assert "/contents/1/parts/0/thoughtSignature" in refused.meaning
+    assert not [finding for finding in compare_rows(raw, dict(raw, provider="gemini@layer", stack="layer"))
+                if finding.field.startswith("request.")]

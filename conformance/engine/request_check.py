@@ -70,7 +70,8 @@ def prefix_failures(adapter: Adapter, task: Task, requests: Sequence[dict[str, A
         if parts.sent is None:
             continue
         conversation = list(adapter.read_history(parts.history)) if adapter.read_history is not None else []
-        for problem in _prefix_problems(task, spelled, parts.sent, conversation):
+        for problem in [*_prefix_problems(task, spelled, parts.sent, conversation),
+                        *acceptance_problems(adapter, request)]:
             found.setdefault(problem, []).append(index + 1)
     return _by_turns(found)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -140,6 +141,7 @@ def compare_rows(wire: Mapping[str, Any], stack: Mapping[str, Any]) -> list[Find
     if wire["outcome"] != stack["outcome"]:
         add(None, "outcome", "changed", wire["outcome"], stack["outcome"],
             f"the loop ends {stack['outcome']} where the wire leads to {wire['outcome']}")
+    _compare_acceptance(wire, stack, add)
     wire_turns, stack_turns = wire["turns"], stack["turns"]
     if len(wire_turns) != len(stack_turns):
         add(None, "turns", "changed", len(wire_turns), len(stack_turns),
@@ -147,6 +149,27 @@ def compare_rows(wire: Mapping[str, Any], stack: Mapping[str, Any]) -> list[Find
     for was, now in zip(wire_turns, stack_turns, strict=False):
         _compare_turn(was, now, functools.partial(add, was["turn"]))
     return out
+
+
+REFUSED = re.compile(r"^request: turns? (?P<turns>[\d, ]+): the vendor would refuse it \((?P<rule>[^,]+), .*?\): "
+                     r"(?P<pointer>/\S*): (?P<what>.*)$")
+"""A request-contract failure naming a vendor rule (``conformance.engine.request_check.acceptance_problems``)."""
+
+
+def _compare_acceptance(wire: Mapping[str, Any], stack: Mapping[str, Any],
+                        add: Callable[[int | None, str, Effect, Any, Any, str], None]) -> None:
+    """A request the stack sends that the vendor would refuse, where the raw adapter's request is accepted: the
+    layer's own doing (a gateway that rewrites the schema or the history), one finding per rule and turn."""
+    accepted = {match["rule"] for failure in wire.get("failures") or []
+                if isinstance(failure, str) and (match := REFUSED.match(failure))}
+    for failure in stack.get("failures") or []:
+        match = REFUSED.match(failure) if isinstance(failure, str) else None
+        if match is None or match["rule"] in accepted:
+            continue
+        for turn in (int(number) for number in match["turns"].replace(" ", "").split(",") if number):
+            add(turn, f"request.{match['rule']}", "changed", None, f"{match['pointer']}: {match['what']}",
+                f"the layer sends a request the vendor refuses ({match['rule']}): {match['pointer']}: "
+                f"{match['what']}")
 
 
 def _compare_turn(was: Mapping[str, Any], now: Mapping[str, Any], add: Add) -> None:

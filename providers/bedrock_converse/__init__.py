@@ -3,6 +3,7 @@
 import re
 
 from conformance.kit.adapter import Adapter, Shape, Wire
+from conformance.providers.bedrock_converse.acceptance import RULES
 from conformance.providers.bedrock_converse.errors import classify_error, error_reply
 from conformance.providers.bedrock_converse.eventstream import EVENTSTREAM, decode_jsonl, encode_stream
 from conformance.providers.bedrock_converse.request import build_request, read_history, read_request
@@ -43,7 +44,7 @@ ADAPTER = Adapter(
                           stream_index="contentBlockIndex", stream_optional=(("metadata", "/metrics"),)),
               paths=((re.compile(r"/model/[^/]+/converse"), False),
                      (re.compile(r"/model/[^/]+/converse-stream"), True)),
-              request_id_header="x-amzn-RequestId", semconv_provider="aws.bedrock",
+              request_id_header="x-amzn-RequestId", semconv_provider="aws.bedrock", acceptance=RULES,
               stream_content_type=EVENTSTREAM, encode_stream=encode_stream,
               error_reply=error_reply, decode_stream=decode_jsonl, resign=resign,
               client_environment=client_environment,

@@ -3,6 +3,7 @@
 import re
 
 from conformance.kit.adapter import Adapter, Credential, Shape, Wire
+from conformance.providers.gemini.acceptance import RULES
 from conformance.providers.gemini.errors import classify_error, error_reply
 from conformance.providers.gemini.request import build_request, read_history, read_request
 from conformance.providers.gemini.response import classify_body
@@ -43,5 +44,6 @@ ADAPTER = Adapter(
                           stream_optional=((None, "/responseId"), (None, "/modelVersion")), model=("/modelVersion",)),
               paths=((re.compile(r"/v1(?:beta|alpha)?/models/[^/:]+:generateContent"), False),
                      (re.compile(r"/v1(?:beta|alpha)?/models/[^/:]+:streamGenerateContent"), True)),
-              error_reply=error_reply, client_environment=client_environment, semconv_provider="gcp.gemini"),
+              error_reply=error_reply, client_environment=client_environment, semconv_provider="gcp.gemini",
+              acceptance=RULES),
 )

@@ -1,0 +1,124 @@
+"""What the Gemini API refuses before it answers, as ``Rule``s (``Wire.acceptance``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from conformance.kit.adapter import Rule
+
+SCHEMA_FIELDS = frozenset({
+    "additionalProperties", "anyOf", "default", "defs", "description", "enum", "example", "format", "items",
+    "maxItems", "maxLength", "maxProperties", "maximum", "minItems", "minLength", "minProperties", "minimum",
+    "nullable", "pattern", "properties", "propertyOrdering", "ref", "required", "title", "type"})
+"""The fields of the API's ``Schema`` object (google-genai ``types.Schema``, camelCase as the wire spells them):
+``responseSchema`` and a declaration's ``parameters`` take these and nothing else. JSON Schema's own keywords
+(``$schema``, ``$ref``, ``const``, ``oneOf``, ``exclusiveMinimum``, …) belong in ``responseJsonSchema`` and
+``parametersJsonSchema``, which take JSON Schema."""
+
+
+def _parts(content: Any) -> list[Any]:
+    parts = content.get("parts") if isinstance(content, dict) else None
+    return [part for part in parts if isinstance(part, dict)] if isinstance(parts, list) else []
+
+
+def _calls(content: Any) -> list[tuple[int, dict[str, Any]]]:
+    return [(index, part) for index, part in enumerate(_parts(content)) if isinstance(part.get("functionCall"), dict)]
+
+
+def _responses(content: Any) -> list[tuple[int, dict[str, Any]]]:
+    return [(index, part["functionResponse"]) for index, part in enumerate(_parts(content))
+            if isinstance(part.get("functionResponse"), dict)]
+
+
+def _results_match_calls(request: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
+    """A model turn with function calls is followed by one user content holding one ``functionResponse`` per call,
+    each naming its call (its ``id``, when the call had one, and its ``name``)."""
+    contents = request.get("contents") or []
+    for index, content in enumerate(contents):
+        calls = _calls(content)
+        if not calls or not isinstance(content, dict) or content.get("role") != "model":
+            continue
+        following = contents[index + 1] if index + 1 < len(contents) else None
+        if following is None:
+            continue  # a model turn last is the history of the call the request continues, not a turn to answer
+        answers = _responses(following)
+        if len(answers) != len(calls):
+            yield (f"/contents/{index + 1}/parts", f"{len(answers)} functionResponse part(s) answer the "
+                   f"{len(calls)} functionCall part(s) of /contents/{index}: the numbers must be equal")
+            continue
+        ids = {part["functionCall"].get("id") for _, part in calls} - {None}
+        names = {part["functionCall"].get("name") for _, part in calls}
+        for position, answer in answers:
+            if ids and answer.get("id") not in ids:
+                yield (f"/contents/{index + 1}/parts/{position}/functionResponse/id",
+                       f"{answer.get('id')!r} is the id of no functionCall of /contents/{index}")
+            if answer.get("name") not in names:
+                yield (f"/contents/{index + 1}/parts/{position}/functionResponse/name",
+                       f"{answer.get('name')!r} names no functionCall of /contents/{index}")
+
+
+def _signatures_sent_back(request: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
+    """In the current turn (the contents after the user's last text), the first ``functionCall`` part of each model
+    step carries the ``thoughtSignature`` it came with. Gemini 3 models refuse the request without it; parallel calls
+    carry one signature, on the first call only."""
+    contents = request.get("contents") or []
+    start = 0
+    for index, content in enumerate(contents):
+        if isinstance(content, dict) and content.get("role") == "user" and any(
+                "text" in part for part in _parts(content)):
+            start = index + 1
+    for index in range(start, len(contents)):
+        calls = _calls(contents[index])
+        if calls and not calls[0][1].get("thoughtSignature"):
+            yield (f"/contents/{index}/parts/{calls[0][0]}/thoughtSignature",
+                   f"the function call {calls[0][1]['functionCall'].get('name')!r} of the current turn is sent back "
+                   "without the thoughtSignature it came with")
+
+
+def _schema_fields(request: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
+    """``generationConfig.responseSchema`` and each declaration's ``parameters`` use only the ``Schema`` object's
+    fields (``SCHEMA_FIELDS``)."""
+    config = request.get("generationConfig")
+    if isinstance(config, dict) and isinstance(config.get("responseSchema"), dict):
+        yield from _walk(config["responseSchema"], "/generationConfig/responseSchema")
+    for tool_index, tool in enumerate(request.get("tools") or []):
+        declarations = tool.get("functionDeclarations") if isinstance(tool, dict) else None
+        for index, declaration in enumerate(declarations or []):
+            if isinstance(declaration, dict) and isinstance(declaration.get("parameters"), dict):
+                yield from _walk(declaration["parameters"],
+                                 f"/tools/{tool_index}/functionDeclarations/{index}/parameters")
+
+
+def _walk(schema: Mapping[str, Any], pointer: str) -> Iterator[tuple[str, str]]:
+    for key, value in schema.items():
+        escaped = key.replace("~", "~0").replace("/", "~1")
+        if key not in SCHEMA_FIELDS:
+            yield (f"{pointer}/{escaped}", f"{key!r} is not a field of the API's Schema (use responseJsonSchema or "
+                   "parametersJsonSchema for JSON Schema)")
+        elif key in ("properties", "defs") and isinstance(value, dict):
+            for name, child in value.items():
+                if isinstance(child, dict):
+                    yield from _walk(child, f"{pointer}/{key}/{name.replace('~', '~0').replace('/', '~1')}")
+        elif key == "items" and isinstance(value, dict):
+            yield from _walk(value, f"{pointer}/items")
+        elif key == "anyOf" and isinstance(value, list):
+            for index, child in enumerate(value):
+                if isinstance(child, dict):
+                    yield from _walk(child, f"{pointer}/anyOf/{index}")
+
+
+RULES = (
+    Rule(id="function-responses-match-calls",
+         source="ai.google.dev/gemini-api/docs/function-calling (the function responses of a turn answer its "
+                "function calls, one each; the API refuses a turn whose numbers differ)",
+         check=_results_match_calls),
+    Rule(id="thought-signature-sent-back",
+         source="ai.google.dev/gemini-api/docs/thought-signatures (Gemini 3: the first function call of each step "
+                "of the current turn is sent back with its thoughtSignature, or the request is refused)",
+         check=_signatures_sent_back),
+    Rule(id="schema-object-fields",
+         source="ai.google.dev/api/caching#Schema and google-genai types.Schema (the fields responseSchema and "
+                "parameters accept; JSON Schema goes in responseJsonSchema / parametersJsonSchema)",
+         check=_schema_fields),
+)
