@@ -110,8 +110,11 @@ def test_a_gemini_thought_signature_dropped_on_resend_fails() -> None:
                     part.pop("thoughtSignature", None)
 
     row, found = failures("parallel_tool_calls", "gemini", strip)
-    assert found == ["request: turn 2: model turn 1 was re-sent with 0 of its 1 reasoning signature(s): the vendor "
-                     "needs each back, unchanged"]
+    assert found[0] == ("request: turn 2: model turn 1 was re-sent with 0 of its 1 reasoning signature(s): the "
+                        "vendor needs each back, unchanged")
+    # and Gemini 3's own rule, by name and place (docs/contract.md, "What the vendor refuses")
+    assert len(found) == 2 and "(thought-signature-sent-back, " in found[1]
+    assert "/contents/1/parts/0/thoughtSignature" in found[1]
     assert row["turns"][1]["request"]["conversation"][1] == {"role": "model", "signatures": 0}
 
 
@@ -295,7 +298,8 @@ def _one_call_transcript(provider: str, call_id: str, is_error: bool) -> list[An
         "bedrock-converse": [{"role": "assistant", "content": [
             {"toolUse": {"toolUseId": call_id, "name": "get_order", "input": {"order_id": "ORD-1001"}}}]}],
         "gemini": [{"role": "model", "parts": [{"functionCall": {"id": call_id, "name": "get_order",
-                                                                 "args": {"order_id": "ORD-1001"}}}]}],
+                                                                 "args": {"order_id": "ORD-1001"}},
+                                                "thoughtSignature": "c3ludGhldGljLXNpZ25hdHVyZQ=="}]}],
     }[provider]
     return [UserMessage(text=CASE["normal"].task.input),
             ModelTurn(response=ToolCalls(raw="test", tool_calls=(call,), output_items=tuple(items))),

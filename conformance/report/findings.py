@@ -162,11 +162,15 @@ def _compare_acceptance(wire: Mapping[str, Any], stack: Mapping[str, Any],
     layer's own doing (a gateway that rewrites the schema or the history), one finding per rule and turn."""
     accepted = {match["rule"] for failure in wire.get("failures") or []
                 if isinstance(failure, str) and (match := REFUSED.match(failure))}
+    seen: set[tuple[int, str]] = set()
     for failure in stack.get("failures") or []:
         match = REFUSED.match(failure) if isinstance(failure, str) else None
         if match is None or match["rule"] in accepted:
             continue
         for turn in (int(number) for number in match["turns"].replace(" ", "").split(",") if number):
+            if (turn, match["rule"]) in seen:
+                continue  # one finding per rule and turn: its first place is named
+            seen.add((turn, match["rule"]))
             add(turn, f"request.{match['rule']}", "changed", None, f"{match['pointer']}: {match['what']}",
                 f"the layer sends a request the vendor refuses ({match['rule']}): {match['pointer']}: "
                 f"{match['what']}")

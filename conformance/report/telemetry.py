@@ -77,14 +77,18 @@ def inference_spans(spans: Iterable[Mapping[str, Any]], dialect: str) -> list[Ma
 
 
 def read_spans(spans: Sequence[Mapping[str, Any]], dialect: str) -> dict[str, Any]:
-    """One turn's inference spans as the convention's attributes (the first span's; how many there were is kept
-    beside it by the caller), with ``non_spec``: the counts found only under a name the convention does not have,
-    and ``error``: whether the span records an error."""
+    """One turn's inference spans as the convention's attributes, read off the span that carries the counts (the
+    last such; the first span when none does; how many there were is kept beside it by the caller), with
+    ``non_spec``: the counts found only under a name the convention does not have, ``mistyped``: attributes of the
+    wrong type, ``counted``: how many of the spans carry a token count, and ``error``: whether a span records an
+    error."""
     if not spans:
         return {}
-    span = spans[0]
+    counted = [span for span in spans if any(_count_names(span["attributes"], dialect))]
+    span = counted[-1] if counted else spans[0]
     given: Mapping[str, Any] = span["attributes"]
     out: dict[str, Any] = {}
+    mistyped: list[str] = []
     if dialect == "openinference":
         for name, spec in OPENINFERENCE.items():
             if name in given and spec not in out:
@@ -93,15 +97,35 @@ def read_spans(spans: Sequence[Mapping[str, Any]], dialect: str) -> dict[str, An
     else:
         for name in ("gen_ai.response.id", "gen_ai.response.model", FINISH, *COUNTS):
             if name in given:
-                out[name] = list(given[name]) if name == FINISH else given[name]
+                out[name] = given[name]
+        if isinstance(out.get(FINISH), str):  # a list written as one JSON string: read, and reported as mistyped
+            mistyped.append(FINISH)
+            out[FINISH] = _json_list(out[FINISH])
+        elif FINISH in out:
+            out[FINISH] = list(out[FINISH])
         ids = _message_call_ids(given.get("gen_ai.output.messages")) or _indexed_ids(given, _LEGACY_CALL_ID)
     if ids:
         out[CALL_IDS] = ids
     aside = {spec: {name: given[name] for name in names if name in given}
              for spec, names in NON_SPEC.items() if spec not in out}
     out["non_spec"] = {spec: found for spec, found in aside.items() if found}
-    out["error"] = bool(span.get("error") or given.get("error.type"))
+    out["mistyped"] = mistyped
+    out["counted"] = len(counted)
+    out["error"] = any(other.get("error") or other["attributes"].get("error.type") for other in spans)
     return out
+
+
+def _count_names(given: Mapping[str, Any], dialect: str) -> Iterable[str]:
+    names = OPENINFERENCE if dialect == "openinference" else dict.fromkeys(COUNTS)
+    return (name for name in names if name.startswith(("gen_ai.usage.", "llm.token_count.")) and name in given)
+
+
+def _json_list(text: str) -> list[Any]:
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return [text]
+    return parsed if isinstance(parsed, list) else [text]
 
 
 def _message_call_ids(messages: Any) -> list[str]:
@@ -150,10 +174,16 @@ def compare_turn(turn: Mapping[str, Any], reading: Mapping[str, Any]
     if spans == 0:
         return [("span", "lost", 1, 0, "no inference span for this call: the telemetry does not see the turn")]
     out: list[tuple[str, Effect, Any, Any, str]] = []
-    if spans > 1:
-        out.append(("span", "changed", 1, spans, f"{spans} inference spans for one call: every count is counted "
-                                                 f"{spans} times"))
     got: Mapping[str, Any] = reading.get("attributes") or {}
+    counted = got.get("counted", spans)
+    if spans > 1:
+        out.append(("span", "changed", 1, spans,
+                    f"{spans} inference spans for one call: every count is counted {counted} times" if counted > 1
+                    else f"{spans} inference spans for one call, only one with the response's counts: a query on "
+                         "the operation finds the call twice"))
+    for name in got.get("mistyped") or []:
+        out.append((f"{name}:type", "changed", "string[]", "string",
+                    f"{name} is one JSON string, not a list of strings: a query on the array finds nothing"))
     if "error.type" in want or turn.get("kind") in ERRORS:
         if not got.get("error"):
             out.append(("error.type", "lost", want.get("error.type") or turn.get("kind"), None,

@@ -35,11 +35,19 @@ def table() -> list[dict[str, str]]:
 def findings(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
     folder = tmp_path_factory.mktemp("telemetry")
     result = cli("run", *OWN, "--stack", "sdks", "--stack", "telemetry", "--in-process", "--report-dir", str(folder))
-    assert result.returncode == 0, result.stderr
     report = json.loads((folder / "report.json").read_text())
     lanes = {row["provider"] for row in report["results"] if "+" in row["provider"]}
-    assert len(lanes) == 10, sorted(lanes)
-    return [finding for finding in report["findings"] if "+" in finding["stack"]]
+    assert len(lanes) == 13, sorted(lanes)
+    failed = [(row["provider"], row["case"], row["mode"]) for row in report["results"] if not row["passed"]]
+    # The one row the doc names: Logfire's Chat stream wrapper raises into the team's code on an unseen tool call.
+    assert failed == [("openai-chat@openai-sdk+logfire", "unsupported_item", "stream")], failed
+    assert result.returncode == 1, result.stderr
+    broken = next(row for row in report["results"] if not row["passed"])
+    assert "AttributeError" in broken["failures"][0]
+    found = [finding for finding in report["findings"] if "+" in finding["stack"]]
+    rows = sum(1 for row in report["results"] if "+" in row["provider"])
+    assert f"13\nlanes, {rows:,} rows, {len(found):,} findings." in DOC.read_text(encoding="utf-8")
+    return found
 
 
 def test_every_line_of_the_table_is_what_the_lanes_report(findings: list[dict[str, Any]]) -> None:

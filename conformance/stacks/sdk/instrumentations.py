@@ -3,6 +3,7 @@ it on the SDK it instruments (``conformance.stacks.telemetry.Instrumentation``).
 
 from __future__ import annotations
 
+import functools
 import importlib
 from collections.abc import Callable
 from typing import Any
@@ -97,3 +98,50 @@ OPENINFERENCE_ANTHROPIC = Instrumentation(
 
 BUILTIN: tuple[Instrumentation, ...] = (OTEL_OPENAI, OTEL_GOOGLE_GENAI, OPENLLMETRY_OPENAI, OPENLLMETRY_ANTHROPIC,
                                         OPENLLMETRY_BEDROCK, OPENINFERENCE_OPENAI, OPENINFERENCE_ANTHROPIC)
+
+
+@functools.cache
+def _logfire(provider: Any) -> Any:
+    """A local Logfire instance (``logfire.configure(local=True)``: the global tracer provider is left alone) that
+    sends nothing and writes nothing to the console, its spans handed to the lane's provider."""
+    import logfire  # noqa: PLC0415 - the telemetry extra
+    from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor  # noqa: PLC0415
+
+    class ToLane(SpanProcessor):
+        def on_end(self, span: ReadableSpan) -> None:
+            provider._active_span_processor.on_end(span)
+
+    return logfire.configure(local=True, send_to_logfire=False, console=False, inspect_arguments=False,
+                             additional_span_processors=[ToLane()])
+
+
+def _logfire_install(method: str) -> Install:
+    """``Logfire.instrument_openai()`` / ``instrument_anthropic()`` on every client of the SDK; leaving the context
+    manager it returns removes it."""
+
+    def install(provider: Any) -> Callable[[], None]:
+        undo = getattr(_logfire(provider), method)()
+        undo.__enter__()
+        return lambda: undo.__exit__(None, None, None)
+
+    return install
+
+
+_LOGFIRE_AS_DEPLOYED = {"PYTEST_CURRENT_TEST": ""}
+"""Logfire re-raises its own internal errors whenever ``PYTEST_CURRENT_TEST`` is set (``log_internal_error``, for
+its own test suite); deployed, it logs them and lets the call go on. The lane runs it as deployed, under pytest
+too."""
+
+LOGFIRE_OPENAI = Instrumentation(
+    id="logfire", providers=("openai-chat", "openai-responses"),
+    patches=OPENAI_PATCHES, scopes=("logfire.openai",), install=_logfire_install("instrument_openai"),
+    requires=("logfire",), packages=("logfire",), environment=_LOGFIRE_AS_DEPLOYED,
+    description="Logfire's openai instrumentation (pydantic/logfire)")
+
+LOGFIRE_ANTHROPIC = Instrumentation(
+    id="logfire", providers=("anthropic-messages",),
+    patches=ANTHROPIC_PATCHES, scopes=("logfire.anthropic",), install=_logfire_install("instrument_anthropic"),
+    requires=("logfire",), packages=("logfire",), environment=_LOGFIRE_AS_DEPLOYED,
+    description="Logfire's anthropic instrumentation (pydantic/logfire)")
+
+BUILTIN = (*BUILTIN, LOGFIRE_OPENAI, LOGFIRE_ANTHROPIC)
