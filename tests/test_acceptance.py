@@ -142,7 +142,15 @@ def _results_split(request: dict[str, Any]) -> None:
             return
 
 
+def _bounded_output(request: dict[str, Any]) -> None:
+    """Anthropic: a length bound on a structured-output string (agentjido/req_llm#302's class: "property 'minimum'
+    is not supported")."""
+    request["output_config"]["format"]["schema"]["properties"]["order_id"]["maxLength"] = 12
+
+
 MUTATIONS = [
+    ("anthropic-messages", _bounded_output, "structured-output-schema",
+     "/output_config/format/schema/properties/order_id/maxLength"),
     ("gemini", _signature_dropped, "thought-signature-sent-back", "/contents/1/parts/0/thoughtSignature"),
     ("gemini", _response_dropped, "function-responses-match-calls", "/contents/2/parts"),
     ("gemini", _json_schema_as_parameters, "schema-object-fields",
@@ -156,15 +164,16 @@ MUTATIONS = [
 def test_each_quoted_rejection_passes_without_its_rule_and_fails_with_it(
         provider: str, change: Callable[[dict[str, Any]], None], rule: str, pointer: str) -> None:
     adapter = ADAPTERS[provider]
-    assert _refusals(_row(provider, "parallel_tool_calls")) == []  # the reference request breaks no rule
+    case = "structured_output_valid" if rule == "structured-output-schema" else "parallel_tool_calls"
+    assert _refusals(_row(provider, case)) == []  # the reference request breaks no rule
     without = [rule_ for rule_ in adapter.wire.acceptance if rule_.id != rule]  # type: ignore[union-attr]
     ADAPTERS[provider] = dataclasses.replace(adapter, wire=dataclasses.replace(adapter.wire, acceptance=tuple(without)))
     try:
-        missed = _row(provider, "parallel_tool_calls", change)
+        missed = _row(provider, case, change)
     finally:
         ADAPTERS[provider] = adapter
     assert not any(f"({rule}, " in failure for failure in missed["failures"])
-    caught = _row(provider, "parallel_tool_calls", change)
+    caught = _row(provider, case, change)
     assert not caught["passed"]
     assert any(f"({rule}, " in failure and f"): {pointer}: " in failure for failure in _refusals(caught)), \
         caught["failures"]
@@ -197,3 +206,21 @@ def test_a_stack_request_the_vendor_refuses_is_a_finding_of_the_stack() -> None:
     assert "/contents/1/parts/0/thoughtSignature" in refused.meaning
     assert not [finding for finding in compare_rows(raw, dict(raw, provider="gemini@layer", stack="layer"))
                 if finding.field.startswith("request.")]
+
+
+def test_a_case_schema_the_dialect_refuses_is_caught_only_by_the_rule() -> None:
+    """The case itself asks for a bound structured outputs refuse: the adapter sends the schema as the case states
+    it, every other check passes, and only the rule says the vendor would answer 400."""
+    from conformance.engine.request_check import check_requests
+
+    adapter = ADAPTERS["anthropic-messages"]
+    task = CASE_LIST["structured_output_valid"].task
+    schema = copy.deepcopy(dict(task.output_schema or {}))
+    schema["properties"]["order_id"]["maxLength"] = 12
+    bounded = dataclasses.replace(task, output_schema=schema)
+    request = adapter.build_request(bounded, [])
+    without = dataclasses.replace(adapter, wire=dataclasses.replace(adapter.wire, acceptance=()))  # type: ignore[arg-type]
+    assert check_requests(without, bounded, [request], [[]])[1] == []
+    problems = check_requests(adapter, bounded, [request], [[]])[1]
+    assert len(problems) == 1 and "(structured-output-schema, " in problems[0]
+    assert "/output_config/format/schema/properties/order_id/maxLength" in problems[0]

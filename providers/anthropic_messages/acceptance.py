@@ -43,9 +43,56 @@ def _tool_results(request: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
         yield f"/messages/{len(messages) - 1}", "a tool_use turn is last: its results are not sent"
 
 
+UNSUPPORTED_KEYWORDS = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
+                                  "minLength", "maxLength", "maxItems", "uniqueItems", "minProperties",
+                                  "maxProperties"})
+"""JSON Schema keywords a structured-output schema may not use (the API answers 400 "For 'integer' type, property
+'minimum' is not supported"); ``minItems`` is taken only as 0 or 1."""
+
+
+def _structured_schema(request: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
+    """The schema of ``output_config.format`` (and the older ``output_format``) and of each ``strict`` tool uses the
+    subset structured outputs compile: no numeric, length or count bounds, ``minItems`` 0 or 1, and every object
+    closed with ``additionalProperties: false``."""
+    config = request.get("output_config")
+    format_ = config.get("format") if isinstance(config, dict) else request.get("output_format")
+    if isinstance(format_, dict) and isinstance(format_.get("schema"), dict):
+        where = "/output_config/format/schema" if isinstance(config, dict) else "/output_format/schema"
+        yield from _walk(format_["schema"], where)
+    for index, tool in enumerate(request.get("tools") or []):
+        if isinstance(tool, dict) and tool.get("strict") is True and isinstance(tool.get("input_schema"), dict):
+            yield from _walk(tool["input_schema"], f"/tools/{index}/input_schema")
+
+
+def _walk(schema: Mapping[str, Any], pointer: str) -> Iterator[tuple[str, str]]:
+    for key in sorted(UNSUPPORTED_KEYWORDS & set(schema)):
+        yield f"{pointer}/{key}", f"{key!r} is not supported in a structured-output schema"
+    if isinstance(schema.get("minItems"), int) and schema["minItems"] > 1:
+        yield f"{pointer}/minItems", "minItems is supported only as 0 or 1"
+    if schema.get("type") == "object" and schema.get("additionalProperties") is not False:
+        yield pointer, "an object needs additionalProperties: false"
+    children: list[tuple[str, Any]] = []
+    for key in ("properties", "$defs", "definitions"):
+        if isinstance(schema.get(key), dict):
+            children += [(f"{key}/{name.replace('~', '~0').replace('/', '~1')}", child)
+                         for name, child in schema[key].items()]
+    if isinstance(schema.get("items"), dict):
+        children.append(("items", schema["items"]))
+    for key in ("anyOf", "allOf"):
+        if isinstance(schema.get(key), list):
+            children += [(f"{key}/{index}", child) for index, child in enumerate(schema[key])]
+    for where, child in children:
+        if isinstance(child, dict):
+            yield from _walk(child, f"{pointer}/{where}")
+
+
 RULES = (
     Rule(id="tool-results-first",
          source="docs.anthropic.com/en/docs/agents-and-tools/tool-use/implement-tool-use (\"Handling results\": "
                 "tool_result blocks must immediately follow their tool_use and come first in the user message)",
          check=_tool_results),
+    Rule(id="structured-output-schema",
+         source="docs.claude.com/en/docs/build-with-claude/structured-outputs (\"JSON Schema limitations\": no "
+                "numeric, string-length or array bounds beyond minItems 0/1; additionalProperties false on objects)",
+         check=_structured_schema),
 )
