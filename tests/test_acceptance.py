@@ -224,3 +224,30 @@ def test_a_case_schema_the_dialect_refuses_is_caught_only_by_the_rule() -> None:
     problems = check_requests(adapter, bounded, [request], [[]])[1]
     assert len(problems) == 1 and "(structured-output-schema, " in problems[0]
     assert "/output_config/format/schema/properties/order_id/maxLength" in problems[0]
+
+
+
+@pytest.mark.parametrize("provider", sorted(ADAPTERS))
+@pytest.mark.parametrize("body", [
+    {"contents": 5, "messages": 5, "tools": 5, "input": 5},
+    {"contents": {"0": 1}, "messages": {"a": 1}, "tools": [5], "generationConfig": {"responseSchema": [1]}},
+    {"contents": [{"role": "model", "parts": [{"functionCall": {"id": ["x"], "name": {"a": 1}}}]},
+                  {"role": "user", "parts": [{"functionResponse": {"id": ["x"], "name": 5}}]}],
+     "messages": [{"role": "assistant", "content": [{"toolUse": {"toolUseId": ["x"]}}, {"type": "tool_use", "id": {}}]},
+                  {"role": "user", "content": [{"toolResult": {"toolUseId": {}}}, {"type": "tool_result"}]}],
+     "tools": [{"functionDeclarations": 5, "strict": True, "input_schema": {"properties": 5}}]},
+])
+def test_a_malformed_body_is_a_named_failure_never_a_raise(provider: str, body: dict[str, Any]) -> None:
+    for problem in acceptance_problems(ADAPTERS[provider], body):
+        assert problem.startswith(("the vendor would refuse it (", "the rule ")), problem
+
+
+def test_bedrock_text_beside_results_is_refused() -> None:
+    request = {"messages": [
+        {"role": "user", "content": [{"text": "x"}]},
+        {"role": "assistant", "content": [{"toolUse": {"toolUseId": "tooluse_1", "name": "f", "input": {}}}]},
+        {"role": "user", "content": [{"toolResult": {"toolUseId": "tooluse_1", "content": [{"text": "{}"}]}},
+                                     {"text": "and then?"}]}]}
+    problems = acceptance_problems(ADAPTERS["bedrock-converse"], request)
+    assert [problem.split("): ", 1)[1] for problem in problems] == [
+        "/messages/2/content: text blocks and toolResult blocks cannot be in the same turn"]

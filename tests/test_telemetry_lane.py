@@ -15,7 +15,6 @@ from conformance.engine.registry import builtin_adapters
 from conformance.kit.types import ModelResponse
 from conformance.report.diff import compare
 from conformance.report.findings import find_all
-from conformance.report.semconv import FINISH_REASONS
 from conformance.report.telemetry import compare_turn, read_spans
 from conformance.stacks import telemetry
 from conformance.stacks.runner import run_stack_case
@@ -46,7 +45,7 @@ def _team_stack(cache_in_input: bool) -> Any:
                 span.set_attribute("gen_ai.response.id", response.response_id)
             if response.model:
                 span.set_attribute("gen_ai.response.model", response.model)
-            reason = FINISH_REASONS.get(response.kind)
+            reason = {"tool_calls": "tool_call", "text": "stop"}.get(response.kind)  # the convention's words
             if reason:
                 span.set_attribute("gen_ai.response.finish_reasons", [reason])
             usage = response.usage
@@ -163,7 +162,7 @@ class _Owner:
 def test_what_an_instrumentation_leaves_wrapped_is_put_back_after_the_row(monkeypatch: pytest.MonkeyPatch) -> None:
     module = type(telemetry)("team_sdk_for_test")
     module._Owner = _Owner  # type: ignore[attr-defined]
-    _Owner.__module__ = "team_sdk_for_test"
+    monkeypatch.setattr(_Owner, "__module__", "team_sdk_for_test")
     monkeypatch.setitem(__import__("sys").modules, "team_sdk_for_test", module)
     before = snapshot(("team_sdk_for_test",))
     _Owner.method = lambda self: "wrapped"  # type: ignore[method-assign]
@@ -219,3 +218,68 @@ def test_a_lane_whose_instrumentation_is_missing_skips_with_the_install_hint() -
     reason = lane.skip_reason()
     assert reason is not None and "opentelemetry.instrumentation.no_such_thing" in reason
     assert "llm-conformance[telemetry]" in reason
+
+
+def test_an_install_that_fails_leaves_no_variable_or_wrapper_and_is_the_rows_error(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    module = type(telemetry)("team_sdk_broken")
+    module._Owner = _Owner  # type: ignore[attr-defined]
+    monkeypatch.setattr(_Owner, "__module__", "team_sdk_broken")
+    monkeypatch.setitem(__import__("sys").modules, "team_sdk_broken", module)
+    monkeypatch.delenv("TEAM_SWITCH", raising=False)
+
+    def install(provider: Any) -> Any:
+        _Owner.method = lambda self: "half-wrapped"  # type: ignore[method-assign]
+        raise ImportError("cannot import name 'instruments'")
+
+    broken = Instrumentation(id="broken", providers=("openai-chat",), install=install, requires=(),
+                             patches=("team_sdk_broken",), environment={"TEAM_SWITCH": "on"})
+    row, error, _ = run_stack_case(BY_ID["normal"], with_telemetry(SDK, broken), CHAT, "body", in_process=True)
+    assert not row["passed"]
+    assert "the instrumentation 'broken' did not install: ImportError: cannot import name 'instruments'" in \
+        row["failures"][0]
+    assert "TEAM_SWITCH" not in __import__("os").environ
+    assert _Owner().method() == "original"
+
+
+def test_two_rows_in_a_row_each_see_one_span_per_call() -> None:
+    lane = select_stacks(["openai-responses@openai-sdk+openllmetry"])[0]
+    adapter = builtin_adapters()["openai-responses"]
+    for _ in range(3):
+        row, error, _ = run_stack_case(BY_ID["cached_usage"], lane, adapter, "body", in_process=True)
+        assert error is None and [reading["spans"] for reading in row["telemetry"]["turns"]] == [1, 1]
+
+
+@pytest.mark.parametrize("lane", ["openai-chat@openai-sdk+logfire", "openai-chat@openai-sdk+openllmetry",
+                                  "openai-chat@openai-sdk+openinference", "openai-chat@openai-sdk+otel"])
+def test_a_shipped_instrumentation_leaves_the_global_provider_alone(lane: str) -> None:
+    from opentelemetry import trace
+
+    before = trace.get_tracer_provider()
+    row, error, _ = run_stack_case(BY_ID["normal"], select_stacks([lane])[0], CHAT, "body", in_process=True)
+    assert error is None and row["telemetry"]["turns"][0]["spans"] == 1
+    assert trace.get_tracer_provider() is before
+
+
+@pytest.mark.parametrize("attributes", [
+    {"gen_ai.operation.name": ["chat"]},
+    {"gen_ai.operation.name": "chat", "gen_ai.response.finish_reasons": 7},
+    {"gen_ai.operation.name": "chat", "gen_ai.output.messages": '[{"parts": 5}]'},
+    {"gen_ai.operation.name": "chat", "gen_ai.output.messages": "not json"},
+    {"gen_ai.operation.name": "chat", "gen_ai.usage.input_tokens": "500"},
+])
+def test_odd_span_attributes_are_read_or_reported_never_raised(attributes: dict[str, Any]) -> None:
+    from conformance.report.telemetry import inference_spans
+
+    spans = inference_spans([{"name": "x", "scope": "s", "error": False, "attributes": attributes}], "semconv")
+    reading = read_spans(spans, "semconv")
+    turn = {"turn": 1, "kind": "text", "raw": "finish_reason=stop", "usage": {"input_tokens": 500}, "calls": []}
+    compare_turn(turn, {"spans": len(spans), "attributes": reading})  # reads, whatever the attribute types
+
+
+def test_a_count_written_as_text_is_a_type_finding() -> None:
+    reading = read_spans([{"name": "x", "scope": "s", "error": False, "attributes": {
+        "gen_ai.operation.name": "chat", "gen_ai.usage.input_tokens": "500"}}], "semconv")
+    turn = {"turn": 1, "kind": "text", "raw": "", "usage": {"input_tokens": 500}, "calls": []}
+    fields = [finding[0] for finding in compare_turn(turn, {"spans": 1, "attributes": reading})]
+    assert "gen_ai.usage.input_tokens:type" in fields and "gen_ai.usage.input_tokens" not in fields

@@ -66,12 +66,13 @@ def prefix_failures(adapter: Adapter, task: Task, requests: Sequence[dict[str, A
     spelled = _Spelled.of(task)
     found: dict[str, list[int]] = {}
     for index, request in enumerate(requests):
+        for problem in acceptance_problems(adapter, request):
+            found.setdefault(problem, []).append(index + 1)
         parts = adapter.read_request(request)
         if parts.sent is None:
             continue
         conversation = list(adapter.read_history(parts.history)) if adapter.read_history is not None else []
-        for problem in [*_prefix_problems(task, spelled, parts.sent, conversation),
-                        *acceptance_problems(adapter, request)]:
+        for problem in _prefix_problems(task, spelled, parts.sent, conversation):
             found.setdefault(problem, []).append(index + 1)
     return _by_turns(found)
 
@@ -80,8 +81,17 @@ def acceptance_problems(adapter: Adapter, request: dict[str, Any]) -> list[str]:
     """What the vendor would refuse in ``request`` before it answers (``Wire.acceptance``), each with the rule and
     the JSON pointer (docs/contract.md, "Requests")."""
     rules = adapter.wire.acceptance if adapter.wire is not None else ()
-    return [f"the vendor would refuse it ({rule.id}, {rule.source}): {pointer}: {what}"
-            for rule in rules for pointer, what in rule.check(request)]
+    problems: list[str] = []
+    for rule in rules:
+        try:
+            found = list(rule.check(request))
+        except Exception as error:  # noqa: BLE001 - a body the rule cannot read is said, not raised
+            problems.append(f"the rule {rule.id} could not read the request ({type(error).__name__}: {error}): "
+                            "the vendor's check of this body is unknown; fix the request's shape")
+            continue
+        problems += [f"the vendor would refuse it ({rule.id}, {rule.source}): {pointer}: {what}"
+                     for pointer, what in found]
+    return problems
 
 
 def _by_turns(found: dict[str, list[int]]) -> list[str]:

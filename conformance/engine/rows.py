@@ -146,7 +146,8 @@ class SpanReading(TypedDict):
     spans: int
     """How many inference spans ended (one is right; none is a turn the telemetry does not see)."""
     attributes: dict[str, Any]
-    """The first span read under the GenAI convention's names (``conformance.report.telemetry.read_spans``)."""
+    """The spans read under the GenAI convention's names, off the one that carries the counts
+    (``conformance.report.telemetry.read_spans``)."""
 
 
 class TelemetryReading(TypedDict):

@@ -85,7 +85,7 @@ def find_all(rows: Iterable[Mapping[str, Any]],
         declared = (accepted or {}).get(row["provider"], {})
         # A telemetry lane's client is its stack's: its row is compared with the stack's row when that ran, so what
         # the lane adds is only what installing the instrumentation changed; its spans are compared with the wire.
-        reference = by_key.get((row["case"], row["provider"].split(TELEMETRY, 1)[0], row["mode"]), wire) \
+        reference = by_key.get((row["case"], row["provider"].rsplit(TELEMETRY, 1)[0], row["mode"]), wire) \
             if row.get("telemetry") else wire
         if reference.get("error"):
             reference = wire
@@ -152,7 +152,7 @@ def compare_rows(wire: Mapping[str, Any], stack: Mapping[str, Any]) -> list[Find
 
 
 REFUSED = re.compile(r"^request: turns? (?P<turns>[\d, ]+): the vendor would refuse it \((?P<rule>[^,]+), .*?\): "
-                     r"(?P<pointer>/\S*): (?P<what>.*)$")
+                     r"(?P<pointer>/.*?): (?P<what>.*)$")
 """A request-contract failure naming a vendor rule (``conformance.engine.request_check.acceptance_problems``)."""
 
 
@@ -160,12 +160,12 @@ def _compare_acceptance(wire: Mapping[str, Any], stack: Mapping[str, Any],
                         add: Callable[[int | None, str, Effect, Any, Any, str], None]) -> None:
     """A request the stack sends that the vendor would refuse, where the raw adapter's request is accepted: the
     layer's own doing (a gateway that rewrites the schema or the history), one finding per rule and turn."""
-    accepted = {match["rule"] for failure in wire.get("failures") or []
+    accepted = {(match["rule"], match["pointer"]) for failure in wire.get("failures") or []
                 if isinstance(failure, str) and (match := REFUSED.match(failure))}
     seen: set[tuple[int, str]] = set()
     for failure in stack.get("failures") or []:
         match = REFUSED.match(failure) if isinstance(failure, str) else None
-        if match is None or match["rule"] in accepted:
+        if match is None or (match["rule"], match["pointer"]) in accepted:
             continue
         for turn in (int(number) for number in match["turns"].replace(" ", "").split(",") if number):
             if (turn, match["rule"]) in seen:

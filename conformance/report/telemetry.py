@@ -73,7 +73,8 @@ def inference_spans(spans: Iterable[Mapping[str, Any]], dialect: str) -> list[Ma
     """The spans of model calls among those a turn emitted (``conformance.stacks.telemetry.span_record`` dicts)."""
     if dialect == "openinference":
         return [span for span in spans if span["attributes"].get("openinference.span.kind") == "LLM"]
-    return [span for span in spans if span["attributes"].get("gen_ai.operation.name") in INFERENCE_OPERATIONS]
+    return [span for span in spans if isinstance(operation := span["attributes"].get("gen_ai.operation.name"), str)
+            and operation in INFERENCE_OPERATIONS]
 
 
 def read_spans(spans: Sequence[Mapping[str, Any]], dialect: str) -> dict[str, Any]:
@@ -88,7 +89,6 @@ def read_spans(spans: Sequence[Mapping[str, Any]], dialect: str) -> dict[str, An
     span = counted[-1] if counted else spans[0]
     given: Mapping[str, Any] = span["attributes"]
     out: dict[str, Any] = {}
-    mistyped: list[str] = []
     if dialect == "openinference":
         for name, spec in OPENINFERENCE.items():
             if name in given and spec not in out:
@@ -98,12 +98,8 @@ def read_spans(spans: Sequence[Mapping[str, Any]], dialect: str) -> dict[str, An
         for name in ("gen_ai.response.id", "gen_ai.response.model", FINISH, *COUNTS):
             if name in given:
                 out[name] = given[name]
-        if isinstance(out.get(FINISH), str):  # a list written as one JSON string: read, and reported as mistyped
-            mistyped.append(FINISH)
-            out[FINISH] = _json_list(out[FINISH])
-        elif FINISH in out:
-            out[FINISH] = list(out[FINISH])
         ids = _message_call_ids(given.get("gen_ai.output.messages")) or _indexed_ids(given, _LEGACY_CALL_ID)
+    mistyped = _typed(out)
     if ids:
         out[CALL_IDS] = ids
     aside = {spec: {name: given[name] for name in names if name in given}
@@ -115,9 +111,37 @@ def read_spans(spans: Sequence[Mapping[str, Any]], dialect: str) -> dict[str, An
     return out
 
 
+def _typed(out: dict[str, Any]) -> list[str]:
+    """Read the finish reasons and counts whatever their type, in place; the names of those of the wrong type (the
+    list written as one JSON string, a count as text)."""
+    mistyped: list[str] = []
+    reasons = out.get(FINISH)
+    if isinstance(reasons, str):
+        mistyped.append(FINISH)
+        out[FINISH] = _json_list(reasons)
+    elif isinstance(reasons, (list, tuple)):
+        out[FINISH] = list(reasons)
+    elif FINISH in out:
+        mistyped.append(FINISH)
+        out[FINISH] = [reasons]
+    for name in COUNTS:
+        value = out.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            mistyped.append(name)
+            out[name] = _as_int(value)
+    return mistyped
+
+
 def _count_names(given: Mapping[str, Any], dialect: str) -> Iterable[str]:
     names = OPENINFERENCE if dialect == "openinference" else dict.fromkeys(COUNTS)
     return (name for name in names if name.startswith(("gen_ai.usage.", "llm.token_count.")) and name in given)
+
+
+def _as_int(value: Any) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
 
 
 def _json_list(text: str) -> list[Any]:
@@ -137,7 +161,8 @@ def _message_call_ids(messages: Any) -> list[str]:
         return []
     ids: list[str] = []
     for message in parsed if isinstance(parsed, list) else []:
-        for part in (message.get("parts") or []) if isinstance(message, dict) else []:
+        parts = message.get("parts") if isinstance(message, dict) else None
+        for part in parts if isinstance(parts, list) else []:
             if isinstance(part, dict) and part.get("type") == "tool_call" and isinstance(part.get("id"), str):
                 ids.append(part["id"])
     return ids
@@ -170,20 +195,29 @@ def compare_turn(turn: Mapping[str, Any], reading: Mapping[str, Any]
                  ) -> list[tuple[str, Effect, Any, Any, str]]:
     """The findings of one turn's span reading against the raw turn: (attribute, effect, wire, span, meaning)."""
     want = expected(turn)
-    spans = reading.get("spans", 0)
+    spans: int = reading["spans"] if isinstance(reading.get("spans"), int) else 0
+    given = reading.get("attributes")
+    got_first: Mapping[str, Any] = given if isinstance(given, dict) else {}
+    if got_first.get("unreadable"):
+        return [("span", "changed", "readable", "unreadable",
+                 f"the span's attributes could not be read ({got_first['unreadable']})")]
     if spans == 0:
         return [("span", "lost", 1, 0, "no inference span for this call: the telemetry does not see the turn")]
     out: list[tuple[str, Effect, Any, Any, str]] = []
-    got: Mapping[str, Any] = reading.get("attributes") or {}
-    counted = got.get("counted", spans)
+    got = got_first
+    counted: int = got["counted"] if isinstance(got.get("counted"), int) else spans
     if spans > 1:
         out.append(("span", "changed", 1, spans,
                     f"{spans} inference spans for one call: every count is counted {counted} times" if counted > 1
                     else f"{spans} inference spans for one call, only one with the response's counts: a query on "
                          "the operation finds the call twice"))
     for name in got.get("mistyped") or []:
-        out.append((f"{name}:type", "changed", "string[]", "string",
-                    f"{name} is one JSON string, not a list of strings: a query on the array finds nothing"))
+        if name == FINISH:
+            out.append((f"{name}:type", "changed", "string[]", "string",
+                        f"{name} is one JSON string, not a list of strings: a query on the array finds nothing"))
+        else:
+            out.append((f"{name}:type", "changed", "int", "other",
+                        f"{name} is not an integer: a dashboard's sum skips it"))
     if "error.type" in want or turn.get("kind") in ERRORS:
         if not got.get("error"):
             out.append(("error.type", "lost", want.get("error.type") or turn.get("kind"), None,

@@ -69,6 +69,12 @@ def run_stack_case(case: Case, stack: Stack, reader: Adapter, mode: Mode = "body
 
     def respond(index: int, transcript: tuple[TranscriptEntry, ...]
                 ) -> tuple[ModelResponse, dict[str, Any], dict[str, Any] | None]:
+        if stack.telemetry is not None and not captures:
+            try:  # installed on the row's first call, inside the lane: a failure is the row's error, named
+                captures.append(installs.enter_context(installed(stack.telemetry)))
+            except Exception as error:
+                raise TelemetryInstallError(f"the instrumentation {stack.telemetry.id!r} did not install: "
+                                            f"{type(error).__name__}: {error}") from error
         for capture in captures:
             capture.take()  # what ended before this call is not its account
         try:
@@ -83,8 +89,6 @@ def run_stack_case(case: Case, stack: Stack, reader: Adapter, mode: Mode = "body
         return response, request, _served_stream(replay.session(case.id, stack.row_id, mode), index, reader)
 
     with contextlib.ExitStack() as installs:
-        if stack.telemetry is not None:
-            captures.append(installs.enter_context(installed(stack.telemetry)))
         row, error, requests = run_lane(case, stack.provider, reader, mode, respond, stack.row_id, stack.id,
                                         stack.differences.get((case.id, mode)), stack.waivers)
     if stack.telemetry is not None:
@@ -97,13 +101,23 @@ def run_stack_case(case: Case, stack: Stack, reader: Adapter, mode: Mode = "body
     return row, error, requests
 
 
+class TelemetryInstallError(RuntimeError):
+    """A telemetry lane's instrumentation raised while it was being installed."""
+
+
 def _reading(index: int, spans: list[Any], instrumentation: Any) -> SpanReading:
     """One call's account in a telemetry lane: how many inference spans of the instrumentation's scopes ended during
-    it, and the first one read under the convention's names (``conformance.report.telemetry``)."""
-    own = [record for record in map(span_record, spans)
-           if not instrumentation.scopes or str(record["scope"]).startswith(instrumentation.scopes)]
-    inference = inference_spans(own, instrumentation.dialect)
-    return {"turn": index + 1, "spans": len(inference), "attributes": read_spans(inference, instrumentation.dialect)}
+    it, read under the convention's names (``conformance.report.telemetry.read_spans``). Spans that cannot be read
+    are reported as such, never in place of what the stack's call returned or raised."""
+    try:
+        own = [record for record in map(span_record, spans)
+               if not instrumentation.scopes or str(record["scope"]).startswith(instrumentation.scopes)]
+        inference = inference_spans(own, instrumentation.dialect)
+        return {"turn": index + 1, "spans": len(inference),
+                "attributes": read_spans(inference, instrumentation.dialect)}
+    except Exception as error:  # noqa: BLE001 - an instrumentation's odd attribute is a finding, not a crash
+        return {"turn": index + 1, "spans": len(spans),
+                "attributes": {"unreadable": f"{type(error).__name__}: {error}"}}
 
 
 def _served_stream(session: Session | None, index: int, reader: Adapter) -> dict[str, Any] | None:

@@ -7,7 +7,7 @@ makes is one turn; the spans that end during it are the instrumentation's accoun
 in-memory exporter (``opentelemetry.sdk``'s ``InMemorySpanExporter`` behind a ``SimpleSpanProcessor``) and nowhere
 else; the instrumentation is installed for the row and removed after it, so no other row runs instrumented.
 
-The reading kept in the row (``row["spans"]``) is per turn: how many inference spans ended, and their attributes
+The reading kept in the row (``row["telemetry"]``) is per turn: how many inference spans ended, and their attributes
 under the convention's names (``conformance.report.telemetry`` compares them with the wire).
 """
 
@@ -91,21 +91,27 @@ def _capture() -> Capture:
 @contextlib.contextmanager
 def installed(instrumentation: Instrumentation) -> Iterator[Capture]:
     """The instrumentation installed for the block, its spans going to this process's in-memory capture, removed
-    after it (its variables restored); one at a time in a process. The capture's provider is made once and never
-    shut down: an instrumentation may keep the tracer it was first given across uninstall and install."""
+    after it; one at a time in a process. Whatever happens (an install that fails, an uninstall that raises), the
+    client classes are put back as they were and the variables restored. The capture's provider is made once and
+    never shut down: an instrumentation may keep the tracer it was first given across uninstall and install."""
     with _LOCK:
-        capture = _capture()
         saved = {name: os.environ.get(name) for name in instrumentation.environment}
-        os.environ.update(instrumentation.environment)
-        capture.take()
-        before = snapshot(instrumentation.patches)
-        remove = instrumentation.install(capture.provider)
+        before: Snapshot = []
+        capture: Capture | None = None
         try:
-            yield capture
-        finally:
-            remove()
-            restore(before)
+            os.environ.update(instrumentation.environment)
+            capture = _capture()
             capture.take()
+            before = snapshot(instrumentation.patches)
+            remove = instrumentation.install(capture.provider)
+            try:
+                yield capture
+            finally:
+                remove()
+        finally:
+            restore(before)
+            if capture is not None:
+                capture.take()
             for name, value in saved.items():
                 if value is None:
                     os.environ.pop(name, None)
@@ -174,14 +180,14 @@ def span_record(span: Any) -> dict[str, Any]:
 
 def with_telemetry(stack: Any, instrumentation: Instrumentation) -> Any:
     """The telemetry lane of ``stack``: its rows, named ``<provider>@<stack>+<instrumentation>``, run with the
-    instrumentation installed. The stack's declared differences and waivers still hold (the client is the same);
-    what the team accepts is the instrumentation's."""
+    instrumentation installed. The stack's declared differences, waivers and accepted findings still hold (the
+    client is the same); the instrumentation's accepted findings are added."""
     return dataclasses.replace(
         stack, id=f"{stack.id}{PLUS}{instrumentation.id}", telemetry=instrumentation,
-        requires=(*stack.requires, *instrumentation.requires),
+        requires=(*stack.requires, "opentelemetry.sdk.trace", *instrumentation.requires),
         packages=(*(stack.packages or tuple(module.replace(".", "-") for module in stack.requires)),
                   *instrumentation.packages),
-        accepted=dict(instrumentation.accepted), extra=instrumentation.extra,
+        accepted={**stack.accepted, **instrumentation.accepted}, extra=instrumentation.extra,
         description=f"{stack.description} with {instrumentation.description}".strip())
 
 

@@ -56,7 +56,7 @@ RULES = (
          check=_roles),
     Rule(id="tool-results-answer-tool-uses",
          source="docs.aws.amazon.com/bedrock/latest/userguide/tool-use-inference-call.html (the user message after "
-                "toolUse blocks returns one toolResult per toolUseId; the API refuses results that exceed or miss "
-                "them)",
+                "toolUse blocks returns one toolResult per toolUseId) and the API's ValidationExceptions for results "
+                "that exceed or miss them or share the turn with text",
          check=_results),
 )

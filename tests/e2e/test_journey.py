@@ -322,6 +322,9 @@ def test_a_change_in_the_apps_package_alone_runs_the_workflow_and_the_gate_fails
     summary = gate["summary"].replace("\u2060", "")  # the word joiners that keep "@acme" from being a mention
     for mode in ("body", "stream"):
         assert f"| ❌ regression | truncation | anthropic-messages@acme | {mode} | new finding" in summary
-    assert "| ❌ regression | normal | openai-chat@acme-loop | body | passed → failed: correlation: turn 2: tool " \
-           "result get\\_order answers no call of turn 1" in summary
+    (loop,) = [line for line in summary.splitlines()
+               if line.startswith("| ❌ regression | normal | openai-chat@acme-loop | body | ")]
+    # the loop's broken request is a finding of the loop (the vendor would refuse it) and a failure of its row
+    assert "new finding, not accepted: turn 2 request.tool-message-after-tool-calls" in loop
+    assert "passed → failed: correlation: turn 2: tool result get\\_order answers no call of turn 1" in loop
     assert "turn 1 kind incomplete → text (stop\\_reason=max\\_tokens)" in summary
