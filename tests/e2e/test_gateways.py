@@ -532,3 +532,12 @@ def test_pydantic_ai_raises_or_drops_unseen_items_and_reads_a_refusal_beside_an_
     assert missing and {mutant.rsplit("@", 1)[1] for mutant in missing} == {"/id", "/model"}
     assert {read.split(" ")[0] for read in _reads(next_release, "openai-chat@pydantic-ai", "stop.unseen (body)")} \
         == {"refusal"}
+
+
+def test_no_gateway_sends_a_request_the_vendor_refuses(report: dict[str, Any]) -> None:
+    """docs/contract.md, "What the vendor refuses": over the bundled cases no gateway lane's request breaks a rule."""
+    refused = [(row["provider"], row["case"], row["mode"], failure) for row in report["results"]
+               for failure in row["failures"] if "the vendor would refuse it" in failure or "could not read" in failure]
+    assert refused == []
+    assert not [finding for finding in report["findings"] if finding["field"].startswith("request.")
+                and finding["field"] not in ("request.signatures", "request.results")]

@@ -44,6 +44,9 @@ def findings(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
     assert result.returncode == 1, result.stderr
     broken = next(row for row in report["results"] if not row["passed"])
     assert "AttributeError" in broken["failures"][0]
+    # docs/contract.md, "What the vendor refuses": no SDK stack's or lane's request breaks a rule
+    assert not [failure for row in report["results"] for failure in row["failures"]
+                if "the vendor would refuse it" in failure]
     found = [finding for finding in report["findings"] if "+" in finding["stack"]]
     rows = sum(1 for row in report["results"] if "+" in row["provider"])
     assert f"13\nlanes, {rows:,} rows, {len(found):,} findings." in DOC.read_text(encoding="utf-8")
