@@ -9,6 +9,8 @@ SDK on Chat Completions bodies (a tool call, then the answer), so each line make
 - the bare SDK against the loopback replay server: what the socket and HTTP layer add;
 - a whole stack row (``openai-chat@openai-sdk``, body mode), in process and through the loopback server: what the
   engine adds (the loop, the checks, the report row) on top of the SDK's two calls;
+- the same row as each telemetry lane of Chat Completions (the instrumentation installed around the row, its spans
+  read back), when the telemetry extra is installed;
 - vcrpy replaying the two interactions with one cassette loaded per row, the way pytest-recording wraps each test
   (only when vcrpy is installed: ``pip install vcrpy``; it is not a dependency of the suite);
 - pytest-recording itself against the stack lane, each as N pytest tests in a fresh pytest process (one cassette per
@@ -167,6 +169,20 @@ def _pytest_rates(rows: int, sent: list[dict[str, Any]], cassette: Path, base: s
             ("stack lane as pytest tests: one test per row, in process", timed("test_stack.py"))]
 
 
+def _telemetry_rates(rows: int, calls: int, case: Case, chat: Any) -> list[tuple[str, float]]:
+    """The same stack row as a telemetry lane (docs/telemetry.md): the instrumentation installed and removed around
+    each row, its spans kept in memory and read back (only when the telemetry extra is installed)."""
+    from conformance.stacks.stack import select_stacks
+
+    lanes = [lane for lane in select_stacks(["telemetry"]) if lane.provider == "openai-chat"]
+    if any(lane.skip_reason() for lane in lanes):
+        print("the telemetry extra is not installed: its lines are left out (pip install 'llm-conformance[telemetry]')")
+        return []
+    return [_rate(f"telemetry lane {lane.row_id}, in process", calls,
+                  lambda lane=lane: [run_stack_case(case, lane, chat, "body", True) for _ in range(rows)])
+            for lane in sorted(lanes, key=lambda lane: lane.row_id)]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=100, help="rows per repetition, two SDK calls each (default 100)")
@@ -200,6 +216,7 @@ def main() -> None:
                          lambda: [run_stack_case(case, stack, chat, "body", True) for _ in range(rows)]))
     results.append(_rate("stack row openai-chat@openai-sdk, loopback", calls,
                          lambda: [run_stack_case(case, stack, chat, "body") for _ in range(rows)]))
+    results += _telemetry_rates(rows, calls, case, chat)
     results += _vcr_rates(rows, sent, cases)
     floor = results[0][1]
     print(f"{'path (two SDK calls per row)':66} {'calls/s':>9} {'× floor':>8}")
