@@ -251,3 +251,14 @@ def test_bedrock_text_beside_results_is_refused() -> None:
     problems = acceptance_problems(ADAPTERS["bedrock-converse"], request)
     assert [problem.split("): ", 1)[1] for problem in problems] == [
         "/messages/2/content: text blocks and toolResult blocks cannot be in the same turn"]
+
+
+def test_schema_nodes_walk_the_dialects_subschema_keys_with_escaped_pointers() -> None:
+    from conformance.kit.values import schema_nodes
+
+    schema = {"type": "object", "properties": {"a/b": {"type": "array", "items": {"type": "string"}},
+                                               "c": {"anyOf": [{"type": "integer"}, "not a schema"]}}}
+    assert [pointer for pointer, _ in schema_nodes(schema, "/s", ("properties", "items", "anyOf"))] == [
+        "/s", "/s/properties/a~1b", "/s/properties/a~1b/items", "/s/properties/c", "/s/properties/c/anyOf/0"]
+    assert [pointer for pointer, _ in schema_nodes(schema, "/s", ("properties",))] == [
+        "/s", "/s/properties/a~1b", "/s/properties/c"]

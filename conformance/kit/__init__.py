@@ -66,6 +66,7 @@ from conformance.kit.values import (
     int_or_none,
     list_or_empty,
     nonempty_string_or_none,
+    schema_nodes,
     string_or_none,
     text_of,
 )
@@ -78,6 +79,6 @@ __all__ = [
     "SentTool", "Shape", "Signer", "Task", "Text", "ToolCall", "ToolCalls", "ToolChoice", "ToolResult", "ToolResults",
     "ToolSpec", "TranscriptEntry", "Turn", "Unsupported", "Usage", "UserMessage", "Waiver", "Wire", "apply_waivers",
     "called_since_user", "description_of", "int_or_none", "list_or_empty", "merged", "nonempty_string_or_none",
-    "request_history", "request_prefix", "response", "result_pairs", "string_or_none", "task_for_turn", "text_of",
-    "turns",
+    "request_history", "request_prefix", "response", "result_pairs", "schema_nodes", "string_or_none",
+    "task_for_turn", "text_of", "turns",
 ]

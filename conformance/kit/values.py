@@ -3,7 +3,7 @@ asked for, and a neutral default otherwise (never an exception)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 
 
@@ -42,3 +42,31 @@ def description_of(tool: Mapping[str, Any]) -> str:
 def nonempty_string_or_none(value: Any) -> str | None:
     """``value`` when it is a non-empty string, else None."""
     return value if isinstance(value, str) and value else None
+
+
+NAMED_SUBSCHEMAS = frozenset({"properties", "$defs", "definitions", "defs"})
+"""Keys that hold subschemas by name (``defs`` is Gemini's ``Schema`` spelling of ``$defs``)."""
+
+
+def schema_nodes(schema: Any, pointer: str, into: Collection[str]) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """Every object of a JSON-Schema-like tree with its JSON pointer: ``schema`` itself, then, depth first, what the
+    keys of ``into`` hold (named subschemas under ``NAMED_SUBSCHEMAS``, a list of them, or one). Each vendor's
+    dialect names the keys it has subschemas under; anything that is not an object is not a node."""
+    if not isinstance(schema, Mapping):
+        return
+    yield pointer, schema
+    for key in into:
+        value = schema.get(key)
+        if key in NAMED_SUBSCHEMAS and isinstance(value, Mapping):
+            children = [(f"{pointer}/{key}/{_escaped(str(name))}", child) for name, child in value.items()]
+        elif isinstance(value, list):
+            children = [(f"{pointer}/{key}/{index}", child) for index, child in enumerate(value)]
+        else:
+            children = [(f"{pointer}/{key}", value)]
+        for where, child in children:
+            yield from schema_nodes(child, where, into)
+
+
+def _escaped(name: str) -> str:
+    """A JSON pointer token (RFC 6901)."""
+    return name.replace("~", "~0").replace("/", "~1")

@@ -6,6 +6,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from conformance.kit.adapter import Rule
+from conformance.kit.values import schema_nodes
 
 
 def _blocks(message: Any) -> list[Any]:
@@ -65,25 +66,14 @@ def _structured_schema(request: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
 
 
 def _walk(schema: Mapping[str, Any], pointer: str) -> Iterator[tuple[str, str]]:
-    for key in sorted(UNSUPPORTED_KEYWORDS & set(schema)):
-        yield f"{pointer}/{key}", f"{key!r} is not supported in a structured-output schema"
-    if isinstance(schema.get("minItems"), int) and schema["minItems"] > 1:
-        yield f"{pointer}/minItems", "minItems is supported only as 0 or 1"
-    if schema.get("type") == "object" and schema.get("additionalProperties") is not False:
-        yield pointer, "an object needs additionalProperties: false"
-    children: list[tuple[str, Any]] = []
-    for key in ("properties", "$defs", "definitions"):
-        if isinstance(schema.get(key), dict):
-            children += [(f"{key}/{name.replace('~', '~0').replace('/', '~1')}", child)
-                         for name, child in schema[key].items()]
-    if isinstance(schema.get("items"), dict):
-        children.append(("items", schema["items"]))
-    for key in ("anyOf", "allOf"):
-        if isinstance(schema.get(key), list):
-            children += [(f"{key}/{index}", child) for index, child in enumerate(schema[key])]
-    for where, child in children:
-        if isinstance(child, dict):
-            yield from _walk(child, f"{pointer}/{where}")
+    for where, node in schema_nodes(schema, pointer, ("properties", "$defs", "definitions", "items", "anyOf",
+                                                      "allOf")):
+        for key in sorted(UNSUPPORTED_KEYWORDS & set(node)):
+            yield f"{where}/{key}", f"{key!r} is not supported in a structured-output schema"
+        if isinstance(node.get("minItems"), int) and node["minItems"] > 1:
+            yield f"{where}/minItems", "minItems is supported only as 0 or 1"
+        if node.get("type") == "object" and node.get("additionalProperties") is not False:
+            yield where, "an object needs additionalProperties: false"
 
 
 RULES = (

@@ -6,6 +6,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from conformance.kit.adapter import Rule
+from conformance.kit.values import schema_nodes
 
 SCHEMA_FIELDS = frozenset({
     "additionalProperties", "anyOf", "default", "defs", "description", "enum", "example", "format", "items",
@@ -91,21 +92,11 @@ def _schema_fields(request: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
 
 
 def _walk(schema: Mapping[str, Any], pointer: str) -> Iterator[tuple[str, str]]:
-    for key, value in schema.items():
-        escaped = key.replace("~", "~0").replace("/", "~1")
-        if key not in SCHEMA_FIELDS:
-            yield (f"{pointer}/{escaped}", f"{key!r} is not a field of the API's Schema (use responseJsonSchema or "
-                   "parametersJsonSchema for JSON Schema)")
-        elif key in ("properties", "defs") and isinstance(value, dict):
-            for name, child in value.items():
-                if isinstance(child, dict):
-                    yield from _walk(child, f"{pointer}/{key}/{name.replace('~', '~0').replace('/', '~1')}")
-        elif key == "items" and isinstance(value, dict):
-            yield from _walk(value, f"{pointer}/items")
-        elif key == "anyOf" and isinstance(value, list):
-            for index, child in enumerate(value):
-                if isinstance(child, dict):
-                    yield from _walk(child, f"{pointer}/anyOf/{index}")
+    for where, node in schema_nodes(schema, pointer, ("properties", "defs", "items", "anyOf")):
+        for key in node:
+            if key not in SCHEMA_FIELDS:
+                yield (f"{where}/{key.replace('~', '~0').replace('/', '~1')}", f"{key!r} is not a field of the API's "
+                       "Schema (use responseJsonSchema or parametersJsonSchema for JSON Schema)")
 
 
 RULES = (

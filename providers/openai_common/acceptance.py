@@ -6,6 +6,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from conformance.kit.adapter import Rule
+from conformance.kit.values import schema_nodes
 
 STRICT_SOURCE = "platform.openai.com/docs/guides/structured-outputs, \"Supported schemas\""
 
@@ -13,22 +14,14 @@ STRICT_SOURCE = "platform.openai.com/docs/guides/structured-outputs, \"Supported
 def strict_schema_problems(schema: Any, pointer: str) -> Iterator[tuple[str, str]]:
     """Strict mode's schema subset: every object lists all its properties in ``required`` and sets
     ``additionalProperties: false``."""
-    if isinstance(schema, dict):
-        if schema.get("type") == "object" or "properties" in schema:
-            properties = schema.get("properties") or {}
-            if schema.get("additionalProperties") is not False:
-                yield pointer or "/", "strict mode needs additionalProperties: false on every object"
-            missing = [name for name in properties if name not in (schema.get("required") or [])]
+    for where, node in schema_nodes(schema, pointer, ("properties", "$defs", "definitions", "items", "anyOf")):
+        if node.get("type") == "object" or "properties" in node:
+            properties = node.get("properties") or {}
+            if node.get("additionalProperties") is not False:
+                yield where or "/", "strict mode needs additionalProperties: false on every object"
+            missing = [name for name in properties if name not in (node.get("required") or [])]
             if missing:
-                yield f"{pointer}/required", f"strict mode needs every property required; not listed: {missing}"
-        for key, value in schema.items():
-            if key in ("properties", "$defs", "definitions") and isinstance(value, dict):
-                for name, inner in value.items():
-                    yield from strict_schema_problems(inner, f"{pointer}/{key}/{name}")
-            elif key in ("items", "anyOf") :
-                for index, inner in enumerate(value if isinstance(value, list) else [value]):
-                    yield from strict_schema_problems(inner, f"{pointer}/{key}" + (
-                        f"/{index}" if isinstance(value, list) else ""))
+                yield f"{where}/required", f"strict mode needs every property required; not listed: {missing}"
 
 
 def _chat_strict(request: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
