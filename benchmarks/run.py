@@ -2,7 +2,8 @@
 
 Run: ``.venv/bin/python benchmarks/run.py [--quick]``. Prints a table of ratios and writes it to
 ``reports/benchmark.json``. Not a test: the figures depend on the machine. ``--quick`` uses fewer
-repetitions and only the 1,000-item task set.
+repetitions and only the 1,000-item task set. ``--phases 5000`` prints, instead, where one run's time goes
+(start-up, collection, the items, the session's end) beside the bare test's, per item.
 """
 
 from __future__ import annotations
@@ -69,6 +70,48 @@ def pytest_seconds(arguments: list[str], cwd: Path) -> float:
     if completed.returncode != 0:
         raise SystemExit(f"pytest failed: {completed.stdout[-2000:]}{completed.stderr[-2000:]}")
     return elapsed
+
+
+def phase_seconds(arguments: list[str], cwd: Path) -> dict[str, float]:
+    """One pytest process's phases (``benchmarks/phase_timer.py``), start-up being its wall time less the rest."""
+    with tempfile.TemporaryDirectory() as folder:
+        target = Path(folder) / "phases.json"
+        environment = {**os.environ, "PHASE_TIMES": str(target),
+                       "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+        start = time.perf_counter()
+        completed = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",
+                                    "benchmarks.phase_timer", *arguments], cwd=cwd, capture_output=True, text=True,
+                                   check=False, env=environment)
+        elapsed = time.perf_counter() - start
+        if completed.returncode != 0:
+            raise SystemExit(f"pytest failed: {completed.stdout[-2000:]}{completed.stderr[-2000:]}")
+        phases = json.loads(target.read_text())
+    inside = phases.pop("inside pytest")
+    return {"start-up": elapsed - inside, **phases, "total": elapsed}
+
+
+def phases(items: int, repeats: int) -> None:
+    """Where the time of a run of ``items`` case items goes, phase by phase, beside a bare parametrized test of as
+    many items (medians of ``repeats`` runs each)."""
+    with tempfile.TemporaryDirectory() as folder:
+        work = Path(folder)
+        actual = synthetic_cases(work, items)
+        bare = work / "bare"
+        bare.mkdir()
+        (bare / "test_bare.py").write_text(
+            f"import pytest\n\n\n@pytest.mark.parametrize('item', range({actual}))\n"
+            "def test_item(item):\n    assert item >= 0\n")
+        pytest_seconds(plugin(work, "report", "--snapshot-update"), work)
+        ours = [phase_seconds(plugin(work, "report"), work) for _ in range(repeats)]
+        theirs = [phase_seconds(["bare"], work) for _ in range(repeats)]
+    print(f"{actual:,} items, medians of {repeats} serial runs each\n")
+    print(f"{'phase':<14}{'case items':>12}{'bare test':>12}{'extra per item':>16}")
+    for name in ours[0]:
+        mine = statistics.median(run[name] for run in ours)
+        other = statistics.median(run[name] for run in theirs)
+        print(f"{name:<14}{mine:>11.2f}s{other:>11.2f}s{(mine - other) / actual * 1000:>13.2f} ms")
+    total = statistics.median(run["total"] for run in ours) / statistics.median(run["total"] for run in theirs)
+    print(f"\nratio of the totals: {total:.2f}x")
 
 
 def plugin(work: Path, report: str, *extra: str) -> list[str]:
@@ -212,7 +255,14 @@ def report_diff(repeats: int, results: dict[str, Any]) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer repetitions, 1,000 items only")
+    parser.add_argument("--phases", type=int, metavar="ITEMS",
+                        help="only time the phases of one run of ITEMS case items against the bare test, and print "
+                             "them (nothing written)")
+    parser.add_argument("--repeats", type=int, default=3, help="with --phases: runs of each side (default 3)")
     arguments = parser.parse_args()
+    if arguments.phases:
+        phases(arguments.phases, arguments.repeats)
+        return 0
     repeats = 3 if arguments.quick else 5
     results: dict[str, Any] = {}
     case_loading(repeats * 4, results)

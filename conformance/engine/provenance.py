@@ -14,6 +14,7 @@ that; the report records the oldest recording per provider (``ages``).
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import ipaddress
 import urllib.parse
 from collections.abc import Callable, Iterable, Mapping
@@ -129,9 +130,10 @@ def check(path: Path, turn_files: Iterable[str], problem: Callable[[str, str, st
     return None if found else document
 
 
-def file_provenance(path: Path) -> str:
-    """What is known of one fixture file's origin: ``hand_written``, its ``recorded_at`` time, or "" (unknown)."""
-    sidecar = folder_sidecar(path.parent)
+def file_provenance(path: Path, sidecar_of: Callable[[Path], Mapping[str, Any] | None] | None = None) -> str:
+    """What is known of one fixture file's origin: ``hand_written``, its ``recorded_at`` time, or "" (unknown).
+    ``sidecar_of`` reads a folder's sidecar (``folder_sidecar``, or a cache of it over many files)."""
+    sidecar = (sidecar_of or folder_sidecar)(path.parent)
     if sidecar is None:
         return ""
     if sidecar.get("hand_written") is True:
@@ -146,7 +148,8 @@ def provenance_of(cases: Iterable[Any], ran: Iterable[tuple[str, str]]) -> dict[
     """Per fixture file the (case id, lane) pairs ran on, as reports show it, its ``file_provenance``."""
     from conformance.engine.fixtures import fixture_paths  # noqa: PLC0415 - fixtures' loader imports this module
 
-    return {shown: file_provenance(path) for shown, path in fixture_paths(cases, ran).items()}
+    sidecar_of = functools.lru_cache(maxsize=None)(folder_sidecar)  # each folder's sidecar read once, not per file
+    return {shown: file_provenance(path, sidecar_of) for shown, path in fixture_paths(cases, ran).items()}
 
 
 def ages(provenance: Mapping[str, str], now: dt.datetime | None = None) -> dict[str, dict[str, Any]]:

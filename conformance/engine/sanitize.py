@@ -22,9 +22,19 @@ _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 def report_safe(value: Any, depth: int = 0) -> Any:
     """``value`` (builtins from parsed JSON) with every string valid UTF-8, every number finite JSON."""
+    kind = type(value)  # exact types first: a row holds thousands of values, and most are these
+    if kind is str:
+        return value if value.isascii() else _SURROGATE.sub("\ufffd", value)
+    if kind is int or kind is bool or value is None:
+        return value
+    if kind is dict and depth < MAX_DEPTH:
+        return {key if type(key) is str and key.isascii() else safe_text(str(key)): report_safe(item, depth + 1)
+                for key, item in value.items()}
+    if kind is list and depth < MAX_DEPTH:
+        return [report_safe(item, depth + 1) for item in value]
     if isinstance(value, str):
         return safe_text(value)
-    if isinstance(value, bool) or value is None or isinstance(value, int):
+    if isinstance(value, bool | int):
         return value
     if isinstance(value, float):
         if math.isfinite(value):

@@ -15,9 +15,11 @@ extension keeps them), ``SnapshotAssertion`` built for the item, and the session
 
 from __future__ import annotations
 
+import collections
 import functools
 import hashlib
 import json
+import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -61,22 +63,32 @@ def _mode_of(name: str) -> str:
     return name[:-1].rsplit("-", 1)[1]
 
 
-def _site(location: PyTestLocation) -> tuple[Path, str, str] | None:
+def _site(location: PyTestLocation) -> tuple[str, str, str] | None:
     """(snapshot folder, case id, lane) of a case item's face; None for any other test. Read from what survives
     syrupy's trip between xdist processes: the path and the test's name."""
     return _site_of(str(location.filepath), str(location.testname))
 
 
 @functools.lru_cache(maxsize=65536)
-def _site_of(filepath: str, name: str) -> tuple[Path, str, str] | None:
-    """``_site`` of a path and a test name (syrupy asks again for every file it relates to every item)."""
-    path = Path(filepath)
-    case = path.parent.name
-    if path.name != f"{case}{VIRTUAL_SUFFIX}" or path.parent.parent.name != SNAPSHOT_FOLDER:
+def _site_of(filepath: str, name: str) -> tuple[str, str, str] | None:
+    """``_site`` of a path and a test name (syrupy asks again for every file it relates to every item). String
+    operations, not ``pathlib``: syrupy passes normalized paths, and these run tens of thousands of times."""
+    folder = os.path.dirname(filepath)
+    case = os.path.basename(folder)
+    snapshots = os.path.dirname(folder)
+    if os.path.basename(filepath) != f"{case}{VIRTUAL_SUFFIX}" or os.path.basename(snapshots) != SNAPSHOT_FOLDER:
         return None
     if not (name.startswith(f"{case}[") and name.endswith("]")):
         return None
-    return path.parent.parent, case, name[len(case) + 1:-1].rsplit("-", 1)[0]
+    return snapshots, case, name[len(case) + 1:-1].rsplit("-", 1)[0]
+
+
+@functools.lru_cache(maxsize=65536)
+def _location_of(filepath: str, name: str, suffix: str) -> str | None:
+    """The snapshot file of a case item's face for one extension's suffix: ``<cases>/__snapshots__/<case>/<lane>``
+    and the suffix; None for any other test."""
+    site = _site_of(filepath, name)
+    return None if site is None else os.path.join(site[0], site[1], f"{site[2]}{suffix}")
 
 
 def _lock(path: Path) -> FileLock:
@@ -85,37 +97,64 @@ def _lock(path: Path) -> FileLock:
     return FileLock(str(Path(tempfile.gettempdir()) / f"conformance-snapshot-{digest}.lock"))
 
 
-_PARSED: dict[str, tuple[tuple[int, int], dict[str, Any]]] = {}
-"""The last parse of each snapshot file, by path, with the (mtime, size) it was read at: each item's two modes and
-syrupy's discovery read a file several times; a file that changed is read again."""
+_PARSED: collections.OrderedDict[str, tuple[tuple[int, int], dict[str, Any]]] = collections.OrderedDict()
+"""The last parses of snapshot files, by path, with the (mtime, size) each was read at, the most recent last: an
+item's modes are checked one after another, so a few hundred cover them; a file that changed is read again."""
+_PARSED_KEPT = 512
+_MODES: dict[str, tuple[tuple[int, int], tuple[str, ...]]] = {}
+"""The modes each snapshot file holds, by path, with its (mtime, size): all syrupy's discovery needs of a file, kept
+for every file (a few names each), so the discovery at the session's end reads no file again."""
 
 
-def _load(path: Path) -> dict[str, Any] | None:
+def _stamp(path: str) -> tuple[int, int] | None:
+    try:
+        status = os.stat(path)
+    except FileNotFoundError:
+        _PARSED.pop(path, None)
+        _MODES.pop(path, None)
+        return None
+    return status.st_mtime_ns, status.st_size
+
+
+def _load(path: Path | str) -> dict[str, Any] | None:
     """The stored entries by mode (a copy: callers may change it); None without a file; ValueError when the file is
     not a snapshot."""
     key = str(path)
-    try:
-        status = path.stat()
-    except FileNotFoundError:
-        _PARSED.pop(key, None)
+    stamp = _stamp(key)
+    if stamp is None:
         return None
-    stamp = (status.st_mtime_ns, status.st_size)
     cached = _PARSED.get(key)
     if cached is None or cached[0] != stamp:
         try:
-            stored = json.loads(path.read_text(encoding="utf-8"))
+            with open(key, encoding="utf-8") as file:
+                stored = json.load(file)
         except FileNotFoundError:
             return None
         if not isinstance(stored, dict):
             raise ValueError("not an object of modes")
-        if len(_PARSED) > 4096:
-            _PARSED.clear()
         cached = _PARSED[key] = (stamp, stored)
+        _MODES[key] = (stamp, tuple(stored))
+        if len(_PARSED) > _PARSED_KEPT:
+            _PARSED.popitem(last=False)
+    else:
+        _PARSED.move_to_end(key)
     return dict(cached[1])
+
+
+def _modes(path: str) -> tuple[str, ...]:
+    """The modes a snapshot file holds (``()`` without a file); ValueError when the file is not a snapshot."""
+    stamp = _stamp(path)
+    if stamp is None:
+        return ()
+    known = _MODES.get(path)
+    if known is not None and known[0] == stamp:
+        return known[1]
+    return tuple(_load(path) or {})
 
 
 def _store(path: Path, stored: dict[str, Any]) -> None:
     _PARSED.pop(str(path), None)
+    _MODES.pop(str(path), None)
     if stored:
         write_atomic(path, _file_text(dict(sorted(stored.items()))))
     else:
@@ -136,7 +175,7 @@ class CaseSnapshotExtension(AbstractSyrupyExtension):
         site = _site(test_location)
         if site is None:
             return str(Path(test_location.filepath).parent / SNAPSHOT_FOLDER / "__conformance__")
-        return str(site[0] / site[1])
+        return os.path.join(site[0], site[1])
 
     @classmethod
     def discovery_dirname(cls, *, test_location: PyTestLocation) -> str:
@@ -144,14 +183,14 @@ class CaseSnapshotExtension(AbstractSyrupyExtension):
         site = _site(test_location)
         if site is None:
             return str(Path(cls.dirname(test_location=test_location)) / "none")
-        return str(site[0])
+        return site[0]
 
     @classmethod
     def get_location(cls, *, test_location: PyTestLocation, index: Any) -> str:
         """``<cases>/__snapshots__/<case>/<lane><suffix>``."""
-        site = _site(test_location)
-        assert site is not None, "only case items store snapshots here"
-        return str(site[0] / site[1] / f"{site[2]}{cls.suffix}")
+        location = _location_of(str(test_location.filepath), str(test_location.testname), cls.suffix)
+        assert location is not None, "only case items store snapshots here"
+        return location
 
     @classmethod
     def get_snapshot_name(cls, *, test_location: PyTestLocation, index: Any = 0) -> str:
@@ -161,22 +200,22 @@ class CaseSnapshotExtension(AbstractSyrupyExtension):
     @classmethod
     def matches_test_location(cls, *, test_location: PyTestLocation, snapshot_location: str) -> bool:
         """An item owns exactly its two files."""
-        return _site(test_location) is not None and \
-            Path(cls.get_location(test_location=test_location, index=0)) == Path(snapshot_location)
+        location = _location_of(str(test_location.filepath), str(test_location.testname), cls.suffix)
+        return location is not None and location == os.path.normpath(snapshot_location)
 
     def is_snapshot_location(self, *, location: str) -> bool:
         """A file of this extension's suffix and of no longer one (``.json`` is not ``.requests.json``)."""
-        name = Path(location).name
+        name = os.path.basename(location)
         return name.endswith(self.suffix) and not any(
             name.endswith(other.suffix) for other in EXTENSIONS if len(other.suffix) > len(self.suffix))
 
     def owns_snapshot_collection(self, *, filepath: str, test_location: PyTestLocation) -> bool:
         """Files one level below ``<cases>/__snapshots__``; a stack lane's only when this session runs that lane."""
         site = _site(test_location)
-        path = Path(filepath)
-        if site is None or path.parent.parent != site[0] or not self.is_snapshot_location(location=filepath):
+        if site is None or os.path.dirname(os.path.dirname(os.path.normpath(filepath))) != site[0] or \
+                not self.is_snapshot_location(location=filepath):
             return False
-        lane = path.name[: -len(self.suffix)]
+        lane = os.path.basename(filepath)[: -len(self.suffix)]
         config = getattr(test_location.item, "config", None)
         return "@" not in lane or config is None or lane in config.stash.get(LANES_KEY, frozenset())
 
@@ -190,14 +229,14 @@ class CaseSnapshotExtension(AbstractSyrupyExtension):
 
     def read_snapshot_collection(self, *, snapshot_location: str) -> SnapshotCollection:
         """One snapshot per mode the file holds; an unreadable file holds none (unused unless an item rewrites it)."""
-        path = Path(snapshot_location)
-        case, lane = path.parent.name, path.name[: -len(self.suffix)]
+        case = os.path.basename(os.path.dirname(snapshot_location))
+        lane = os.path.basename(snapshot_location)[: -len(self.suffix)]
         collection = SnapshotCollection(location=snapshot_location)
         try:
-            stored = _load(path) or {}
+            modes = _modes(snapshot_location)
         except ValueError:
-            stored = {}
-        for mode in stored:
+            modes = ()
+        for mode in modes:
             collection.add(Snapshot(name=f"{case}[{lane}-{mode}]"))
         return collection
 
@@ -206,7 +245,7 @@ class CaseSnapshotExtension(AbstractSyrupyExtension):
         """The entry of the name's mode, ``"same as body"`` resolved; a file that is not a snapshot is tainted
         (``--snapshot-update`` rewrites it)."""
         try:
-            stored = _load(Path(snapshot_location))
+            stored = _load(snapshot_location)
         except ValueError:
             raise TaintedSnapshotError(snapshot_data=None) from None
         if stored is None:
