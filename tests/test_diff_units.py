@@ -22,6 +22,7 @@ from conformance.report.diff import (
     forward_changes,
     load_accepted,
     load_document,
+    read_report,
     render_json,
     render_markdown,
     tally_by_provider,
@@ -346,3 +347,104 @@ def test_the_markdown_names_the_versions_and_counts_added_rows() -> None:
 def test_the_tally_counts_each_row() -> None:
     changes = [RowChange((case, "gemini", "body"), "change") for case in "abc"]
     assert tally_by_provider(changes) == {"gemini": {"regression": 0, "change": 3, "improvement": 0, "added": 0}}
+
+
+def _waived(row: dict[str, Any], why: list[str], failures: list[str]) -> dict[str, Any]:
+    return {**row, "passed": False, "failures": [], "waived": {"why": why, "failures": failures}}
+
+
+def _one(before: dict[str, Any], after: dict[str, Any]) -> RowChange:
+    key = (before["case"], before["provider"], before["mode"])
+    [change] = compare({key: before}, {key: after})
+    return change
+
+
+def test_a_pass_that_a_waiver_now_covers_is_a_regression_naming_both() -> None:
+    change = _one(_row("normal"), _waived(_row("normal"), ["known SDK bug", "until 2.1"], ["usage lost", "id lost"]))
+    assert change.label == "regression"
+    assert change.notes == ["passed → waived: usage lost; id lost (waived: known SDK bug; until 2.1)"]
+
+
+def test_a_failure_a_waiver_now_covers_is_a_change() -> None:
+    change = _one(_row("normal", passed=False), _waived(_row("normal"), ["known SDK bug", "until 2.1"], ["x"]))
+    assert (change.label, change.notes) == ("change", ["failed → waived: known SDK bug; until 2.1"])
+
+
+def test_a_waiver_whose_reason_changed_says_both_reasons() -> None:
+    change = _one(_waived(_row("normal"), ["a", "b"], ["x"]), _waived(_row("normal"), ["c", "d"], ["x"]))
+    assert (change.label, change.notes) == ("change", ["waiver a; b → c; d"])
+    dropped = _one({**_row("normal", passed=False), "waived": {"why": ["a"], "failures": ["y"]}},
+                   _row("normal", passed=False))
+    assert (dropped.label, dropped.notes) == ("change", ["waiver a → none"])
+
+
+def test_a_failure_that_fails_otherwise_is_a_change_not_a_regression() -> None:
+    change = _one(_row("normal", passed=False, failures=["one"]), _row("normal", passed=False, failures=["two"]))
+    assert (change.label, change.notes) == ("change", [])
+    assert change.paths == ["root['failures'][0]"]
+
+
+def test_many_rows_alike_list_eight_cases_then_count_the_rest() -> None:
+    notes = ["request tools 2 → 1", *(f"note {number}" for number in range(7))]
+    many = [RowChange((f"case{number:02d}", "a|b", "body" if number % 2 else "stream"), "regression", notes)
+            for number in range(10)]
+    later = [RowChange(("z2", "gemini", "body"), "change", ["usage.x 1 → 2"], [], [f"f{n}.json" for n in range(5)]),
+             RowChange(("z1", "gemini", "body"), "change", ["usage.x 1 → 3"])]
+    lines = render_markdown([*later, *many], "old.json", "new.json").splitlines()
+    listed = ", ".join(f"case{number:02d}" for number in range(8))
+    shown = "<br>".join(notes[:6])
+    assert lines[-3:] == [
+        f"| ❌ regression | {listed}, … (2 more) | a\\|b | body, stream | {shown}<br>**10 rows** alike |",
+        "| ↔ change | z1 | gemini | body | usage.x 1 → 3 |",
+        "| ↔ change | z2 | gemini | body | usage.x 1 → 2<br>fixtures: f0.json, f1.json, f2.json, f3.json |",
+    ]
+
+
+def test_a_short_comment_says_how_many_rows_it_leaves_out() -> None:
+    changes = [RowChange((f"case{number}", "gemini", "body"), "change", [f"usage.x 1 → {number}"])
+               for number in range(4)]
+    lines = render_markdown(changes, "old.json", "new.json", max_lines=1).splitlines()
+    assert lines[-3:] == ["| ↔ change | case0 | gemini | body | usage.x 1 → 0 |", "",
+                          "… and 3 more changed row(s), not listed here: the job summary and `diff.json` in the "
+                          "reports artifact list every one."]
+
+
+def _turned(row: dict[str, Any], *fixtures: Any) -> dict[str, Any]:
+    return {**row, "turns": [{"kind": "text", "raw": "stop", "calls": [], "fixture": name} for name in fixtures]}
+
+
+def test_added_and_removed_rows_say_their_status_and_name_their_fixtures() -> None:
+    passing = _turned(_row("a"), "cases/a/turn1.json", "", "cases/a/turn1.json", "cases/a/turn2.json")
+    failing = _turned(_row("b", passed=False, failures=["one", "two"]), "cases/b/turn1.json")
+    waived = _waived(_row("c"), ["known bug", "until 2.1"], ["x"])
+    new = {(row["case"], row["provider"], row["mode"]): row for row in (passing, failing, waived)}
+    assert compare({}, new) == [
+        RowChange(("a", "openai-chat@openai-sdk", "body"), "added", ["new row, passing"], [],
+                  ["cases/a/turn1.json", "cases/a/turn2.json"]),
+        RowChange(("b", "openai-chat@openai-sdk", "body"), "added", ["new row, failing: one; two"], [],
+                  ["cases/b/turn1.json"]),
+        RowChange(("c", "openai-chat@openai-sdk", "body"), "added", ["new row, waived: known bug; until 2.1"], [], []),
+    ]
+    assert compare({("b", "openai-chat@openai-sdk", "body"): failing}, {}) == [
+        RowChange(("b", "openai-chat@openai-sdk", "body"), "regression",
+                  ["row removed: the case no longer runs for this provider"], [], ["cases/b/turn1.json"])]
+
+
+def test_a_changed_row_names_the_new_fixtures_else_the_old_ones() -> None:
+    old = _turned(_row("a", outcome="x"), "old/turn1.json")
+    assert _one(old, _turned(_row("a"), "new/turn1.json")).fixtures == ["new/turn1.json"]
+    assert _one(old, _turned(_row("a"), "")).fixtures == ["old/turn1.json"]
+
+
+def test_usage_gone_whole_is_a_regression_per_count() -> None:
+    change = _one(_row("a", usage={"input_tokens": 5, "output_tokens": None}), _row("a", usage=None))
+    assert (change.label, change.notes) == ("regression", ["usage.input_tokens 5 → null"])
+
+
+def test_a_report_nested_too_deep_is_refused_by_name(tmp_path: Path) -> None:
+    path = tmp_path / "deep.json"
+    path.write_text('{"schema_version": 1, "results": [], "x": ' + "[" * 200 + "]" * 200 + "}", encoding="utf-8")
+    with pytest.raises(InputError) as raised:
+        read_report(path)
+    [problem] = raised.value.problems
+    assert (problem.line, problem.message) == (None, "not JSON: JSON nested deeper than 128 levels")
