@@ -10,7 +10,7 @@ import pytest
 
 from conformance.engine.cases import Case, Expectation, ProviderFixtures, RecordedTurn
 from conformance.engine.cases import load_cases as _load_cases
-from conformance.engine.loop import run_loop
+from conformance.engine.loop import parse_json_or_none, run_loop
 from conformance.engine.world import Principal, Receipt, World
 from conformance.kit.task import ToolResults
 from conformance.providers.openai_responses import ADAPTER
@@ -447,3 +447,10 @@ def test_the_first_schema_error_is_the_one_nearest_the_root() -> None:
     call = ToolCall(call_id="c1", name="get_order", arguments="{}", parsed_arguments={"order_id": 5, "extra": 1})
     assert _check_call(call, set(), tools) == (
         "invalid_arguments", "get_order: Additional properties are not allowed ('extra' was unexpected)")
+
+
+def test_a_structured_answer_is_read_as_json_or_as_nothing() -> None:
+    assert parse_json_or_none('{"order_id": "ORD-1", "status": "shipped"}') == {"order_id": "ORD-1",
+                                                                                 "status": "shipped"}
+    assert parse_json_or_none("ORD-1 has shipped") is None
+    assert parse_json_or_none("[" * 300 + "]" * 300) is None  # nested too deep is not JSON either

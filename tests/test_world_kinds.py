@@ -222,3 +222,24 @@ def test_a_search_answer_must_state_every_record_found(tmp_path: Path, answer: s
 def test_the_bundled_world_still_validates_with_the_new_kinds(tmp_path: Path) -> None:
     shutil.copytree(CASES, tmp_path / "cases", ignore=shutil.ignore_patterns("__snapshots__"))
     assert cli("validate", "--cases", str(tmp_path / "cases")).returncode == 0
+
+
+@pytest.mark.parametrize(("call", "detail"), [
+    (_call("refund"), "refund: approval_required"),                   # a write function, not approved
+    (_call("quote", postcode="X1 1AA"), "quote: permission_denied"),  # the team's callable refuses the session
+])
+def test_a_denied_function_or_callable_ends_the_loop_as_a_denial(tmp_path: Path, call: dict[str, Any], detail: str,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    monkeypatch.setenv("CONFORMANCE_PYTHON_TOOLS", "allow")
+
+    (tmp_path / "world.yaml").write_text(WORLD_YAML)
+    (tmp_path / "tools.py").write_text(TOOLS_PY)
+    head = CASE_HEAD.replace("tools: [find_orders]", "tools: [refund, quote]").replace(
+        "answer_ready", "permission_denied")
+    body = json.dumps(_responses_body(call))
+    case = _load(tmp_path, head + f"providers: {{openai-responses: {{turns: [{{status: 200, inline: {body}}}]}}}}\n")
+    run = run_loop(case, "openai-responses", ADAPTER, case.providers["openai-responses"].turns)
+    assert (run.outcome, run.detail, run.leaks) == ("permission_denied", detail, [])
+    assert run.receipts[0]["denied"] == detail.split(": ")[1]

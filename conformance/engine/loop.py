@@ -150,8 +150,7 @@ class _Loop:
         self.transcript.append(UserMessage(text=follow_ups[self.answered]))
         self.answered += 1
         self.exchange_receipts = len(run.receipts)
-        run.outcome = ""
-        return False
+        return False  # the outcome so far stands until the next exchange settles it
 
     def invalid_call(self, response: InvalidToolCall) -> bool:
         undeclared = [call.name for call in response.calls if call.name and call.name not in self.tools]
