@@ -454,3 +454,23 @@ def test_a_structured_answer_is_read_as_json_or_as_nothing() -> None:
                                                                                  "status": "shipped"}
     assert parse_json_or_none("ORD-1 has shipped") is None
     assert parse_json_or_none("[" * 300 + "]" * 300) is None  # nested too deep is not JSON either
+
+
+def test_a_schema_is_compiled_once_per_schema_object(monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    from conformance.engine import loop
+
+    compiled: list[str] = []
+    real = loop.compiled
+    monkeypatch.setattr(loop, "compiled", lambda text: compiled.append(text) or real(text))
+    monkeypatch.setattr(loop, "_VALIDATORS", {})
+    orders = {"type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]}
+    counts = {"properties": {"n": {"type": "integer"}}, "type": "object"}
+    first = loop._validator(orders)
+    assert loop._validator(counts) is not first
+    assert loop._validator(orders) is first
+    assert loop._validator(counts).is_valid({"n": 1}) and not loop._validator(counts).is_valid({"n": "1"})
+    assert compiled == [json.dumps(orders, sort_keys=True), json.dumps(counts, sort_keys=True)]
+    loop._validator(dict(orders))  # an equal schema, another object: compiled for that object
+    assert len(compiled) == 3
