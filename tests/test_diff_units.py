@@ -169,14 +169,14 @@ def test_the_forward_matrix_of_two_reports_exactly(tmp_path: Path) -> None:
         "b-lane": {"field.renamed": {"held": 2, "unsupported": 1}, "item.unseen": {"unsupported": 2},
                    "kind.new": {"held": 1, "lost": 1}, "mended": {"held": 1, "lost": 1}, "same": {"held": 1}},
         "c-gone": {"field.renamed": {"held": 1}},
-        "d-fewer": {"item.unseen": {"lost": 3}},
+        "d-fewer": {"item.unseen": {"lost": 3}, "kind.new": {"held": 2, "lost": 2}},
     })
     new = _forward(tmp_path, "new.json", {
         "a-broken": {"field.renamed": {"held": 0}},
         "b-lane": {"field.renamed": {"held": 1, "unsupported": 1, "lost": 1},
                    "item.unseen": {"unsupported": 1, "held": 1}, "kind.new": {"lost": 2}, "mended": {"held": 2},
                    "same": {"held": 1}},
-        "d-fewer": {"item.unseen": {"lost": 2}},
+        "d-fewer": {"item.unseen": {"lost": 2}, "kind.new": {"held": 1, "lost": 1}},
     })
     assert forward_changes(old, new) == [
         RowChange(("all families", "c-gone", "mutants"), "regression",
@@ -189,6 +189,8 @@ def test_the_forward_matrix_of_two_reports_exactly(tmp_path: Path) -> None:
         RowChange(("mended", "b-lane", "mutants"), "improvement", ["mutants mended: held 1/2 → 2/2"], []),
         RowChange(("item.unseen", "d-fewer", "mutants"), "regression",
                   ["mutants item.unseen: 3 checked → 2 (held 0 → 0)"], []),
+        RowChange(("kind.new", "d-fewer", "mutants"), "regression", ["mutants kind.new: 4 checked → 2 (held 2 → 1)"],
+                  []),
     ]
 
 
@@ -448,3 +450,29 @@ def test_a_report_nested_too_deep_is_refused_by_name(tmp_path: Path) -> None:
         read_report(path)
     [problem] = raised.value.problems
     assert (problem.line, problem.message) == (None, "not JSON: JSON nested deeper than 128 levels")
+
+
+def test_eight_rows_alike_are_listed_whole() -> None:
+    changes = [RowChange((f"case{number}", "gemini", "body"), "change", ["request tools 2 → 1"]) for number in range(8)]
+    listed = ", ".join(f"case{number}" for number in range(8))
+    assert render_markdown(changes, "old.json", "new.json").splitlines()[-1] == (
+        f"| ↔ change | {listed} | gemini | body | request tools 2 → 1<br>**8 rows** alike |")
+
+
+def test_a_waiver_kept_as_it_was_gets_no_note() -> None:
+    before = {**_waived(_row("a"), ["known bug"], ["x"]), "outcome": "text"}
+    change = _one(before, {**before, "outcome": "refusal"})
+    assert (change.label, change.notes) == ("change", ["outcome text → refusal"])
+
+
+@pytest.mark.parametrize("before, waived, note", [
+    (_row("a"), {"failures": ["usage lost"]}, "passed → waived: usage lost (waived: )"),
+    (_row("a"), {"why": ["known bug"]}, "passed → waived:  (waived: known bug)"),
+    (_row("a", passed=False), {"failures": ["x"]}, "failed → waived: "),
+    ({**_row("a", passed=False, failures=[]), "waived": {"failures": ["x"]}}, {"why": ["known bug"]},
+     "waiver  → known bug"),
+])
+def test_a_waiver_written_without_its_reasons_or_failures_reads_as_empty(before: dict[str, Any],
+                                                                        waived: dict[str, Any], note: str) -> None:
+    after = {**_row("a", passed=False, failures=[]), "waived": waived}
+    assert _one(before, after).notes == [note]
