@@ -474,3 +474,10 @@ def test_a_schema_is_compiled_once_per_schema_object(monkeypatch: pytest.MonkeyP
     assert compiled == [json.dumps(orders, sort_keys=True), json.dumps(counts, sort_keys=True)]
     loop._validator(dict(orders))  # an equal schema, another object: compiled for that object
     assert len(compiled) == 3
+
+
+def test_every_problem_of_an_answer_is_said_in_one_detail() -> None:
+    case = make_case(body(text("Returns are fine.")), answer_contains=("30 days", "receipt"))
+    run = run_loop(case, "openai-responses", ADAPTER, case.providers["openai-responses"].turns)
+    assert (run.outcome, run.detail) == ("unverified_answer",
+                                         "the answer does not state '30 days'; does not state 'receipt'")

@@ -243,3 +243,23 @@ def test_a_denied_function_or_callable_ends_the_loop_as_a_denial(tmp_path: Path,
     run = run_loop(case, "openai-responses", ADAPTER, case.providers["openai-responses"].turns)
     assert (run.outcome, run.detail, run.leaks) == ("permission_denied", detail, [])
     assert run.receipts[0]["denied"] == detail.split(": ")[1]
+
+
+def test_a_team_callable_that_breaks_is_the_rows_error_while_running_the_tool_calls(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    from conformance.engine.runner import run_case_keeping_error
+
+    monkeypatch.setenv("CONFORMANCE_PYTHON_TOOLS", "allow")
+    (tmp_path / "tools.py").write_text(TOOLS_PY + "\n\ndef broken(arguments, principal):\n    return ['4.90']\n")
+    world = WORLD_YAML.replace("callable: tools.py:quote", "callable: tools.py:broken")
+    (tmp_path / "world.yaml").write_text(world)
+    head = CASE_HEAD.replace("tools: [find_orders]", "tools: [quote]")
+    body = json.dumps(_responses_body(_call("quote", postcode="AB1 2CD")))
+    case = _load(tmp_path, head + f"providers: {{openai-responses: {{turns: [{{status: 200, inline: {body}}}]}}}}\n")
+    row, error = run_case_keeping_error(case, "openai-responses", ADAPTER)
+    assert isinstance(error, TypeError)
+    assert row["error"] is not None and (row["error"]["turn"], row["error"]["phase"]) == (1, "running the tool calls")
+    assert row["detail"] == ("the adapter raised TypeError: tool quote returned list, not a mapping (turn 1, running "
+                             "the tool calls, fixture inline)")
