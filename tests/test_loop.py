@@ -481,3 +481,31 @@ def test_every_problem_of_an_answer_is_said_in_one_detail() -> None:
     run = run_loop(case, "openai-responses", ADAPTER, case.providers["openai-responses"].turns)
     assert (run.outcome, run.detail) == ("unverified_answer",
                                          "the answer does not state '30 days'; does not state 'receipt'")
+
+
+def test_a_stack_that_raises_is_caught_calling_the_stack() -> None:
+    from conformance.engine.loop import LoopRun
+
+    case = make_case(body(text("ORD-1001 is shipped.")))
+    run = LoopRun()
+
+    def respond(index: int, transcript: Any) -> Any:
+        raise ConnectionError("the client could not reach the replay")
+
+    with pytest.raises(ConnectionError):
+        run_loop(case, "openai-responses", ADAPTER, case.providers["openai-responses"].turns, "body", run, respond)
+    assert (run.turn, run.phase, run.fixture, run.requests) == (1, "calling the stack", "inline", [])
+
+
+@pytest.mark.parametrize("status", [400, 429])
+def test_an_http_error_recorded_with_a_stream_is_read_from_its_error_file(tmp_path: Any, status: int) -> None:
+    stream = tmp_path / "turn1.sse"
+    stream.write_text('event: response.created\ndata: {"type": "response.created"}\n\n')
+    error = {"error": {"message": "bad request", "type": "invalid_request_error", "code": None, "param": None}}
+    turn = RecordedTurn(status=status, headers={}, body=error, source="turn1.error.json", stream=stream,
+                        stream_source="turn1.sse")
+    case = dataclasses.replace(make_case(body(text("x"))),
+                               providers={"openai-responses": ProviderFixtures(turns=(turn,))})
+    run = run_loop(case, "openai-responses", ADAPTER, (turn,), "stream")
+    assert (run.sources, run.streams, run.statuses) == (["turn1.error.json"], [None], [status])
+    assert run.outcome in ("fatal_error", "retryable_error")
