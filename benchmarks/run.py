@@ -72,6 +72,19 @@ def pytest_seconds(arguments: list[str], cwd: Path) -> float:
     return elapsed
 
 
+def both_sides(work: Path, items: int) -> int:
+    """In ``work``: the synthetic cases with their snapshots reviewed (written once, before any timing) and a bare
+    parametrized test of as many items (``bare/``); the number of case items."""
+    actual = synthetic_cases(work, items)
+    bare = work / "bare"
+    bare.mkdir()
+    (bare / "test_bare.py").write_text(
+        f"import pytest\n\n\n@pytest.mark.parametrize('item', range({actual}))\n"
+        "def test_item(item):\n    assert item >= 0\n")
+    pytest_seconds(plugin(work, "report", "--snapshot-update"), work)
+    return actual
+
+
 def phase_seconds(arguments: list[str], cwd: Path) -> dict[str, float]:
     """One pytest process's phases (``benchmarks/phase_timer.py``), start-up being its wall time less the rest."""
     with tempfile.TemporaryDirectory() as folder:
@@ -95,13 +108,7 @@ def phases(items: int, repeats: int) -> None:
     many items (medians of ``repeats`` runs each)."""
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
-        actual = synthetic_cases(work, items)
-        bare = work / "bare"
-        bare.mkdir()
-        (bare / "test_bare.py").write_text(
-            f"import pytest\n\n\n@pytest.mark.parametrize('item', range({actual}))\n"
-            "def test_item(item):\n    assert item >= 0\n")
-        pytest_seconds(plugin(work, "report", "--snapshot-update"), work)
+        actual = both_sides(work, items)
         ours = [phase_seconds(plugin(work, "report"), work) for _ in range(repeats)]
         theirs = [phase_seconds(["bare"], work) for _ in range(repeats)]
     print(f"{actual:,} items, medians of {repeats} serial runs each\n")
@@ -123,13 +130,7 @@ def suite_overhead(items: int, repeats: int, results: dict[str, Any]) -> None:
     the items check their reviewed snapshots (written once before timing), as a team's suite does."""
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
-        actual = synthetic_cases(work, items)
-        bare = work / "bare"
-        bare.mkdir()
-        (bare / "test_bare.py").write_text(
-            f"import pytest\n\n\n@pytest.mark.parametrize('item', range({actual}))\n"
-            "def test_item(item):\n    assert item >= 0\n")
-        pytest_seconds(plugin(work, "report", "--snapshot-update"), work)
+        actual = both_sides(work, items)
         ours = statistics.median(pytest_seconds(plugin(work, "report"), work) for _ in range(repeats))
         baseline = statistics.median(pytest_seconds(["bare"], work) for _ in range(repeats))
         results[f"suite_overhead_{items}"] = {"items": actual, "ours_s": ours, "bare_s": baseline,
