@@ -86,7 +86,8 @@ def both_sides(work: Path, items: int) -> int:
 
 
 def phase_seconds(arguments: list[str], cwd: Path) -> dict[str, float]:
-    """One pytest process's phases (``benchmarks/phase_timer.py``), start-up being its wall time less the rest."""
+    """One pytest process's phases (``benchmarks/phase_timer.py``); "start-up and exit" is its wall time less the
+    rest: the interpreter, imports and plugins before pytest configures, and the interpreter's exit after."""
     with tempfile.TemporaryDirectory() as folder:
         target = Path(folder) / "phases.json"
         environment = {**os.environ, "PHASE_TIMES": str(target),
@@ -100,7 +101,7 @@ def phase_seconds(arguments: list[str], cwd: Path) -> dict[str, float]:
             raise SystemExit(f"pytest failed: {completed.stdout[-2000:]}{completed.stderr[-2000:]}")
         phases = json.loads(target.read_text())
     inside = phases.pop("inside pytest")
-    return {"start-up": elapsed - inside, **phases, "total": elapsed}
+    return {"start-up and exit": elapsed - inside, **phases, "total": elapsed}
 
 
 def phases(items: int, repeats: int) -> None:
@@ -112,11 +113,11 @@ def phases(items: int, repeats: int) -> None:
         ours = [phase_seconds(plugin(work, "report"), work) for _ in range(repeats)]
         theirs = [phase_seconds(["bare"], work) for _ in range(repeats)]
     print(f"{actual:,} items, medians of {repeats} serial runs each\n")
-    print(f"{'phase':<14}{'case items':>12}{'bare test':>12}{'extra per item':>16}")
+    print(f"{'phase':<18}{'case items':>12}{'bare test':>12}{'extra per item':>16}")
     for name in ours[0]:
         mine = statistics.median(run[name] for run in ours)
         other = statistics.median(run[name] for run in theirs)
-        print(f"{name:<14}{mine:>11.2f}s{other:>11.2f}s{(mine - other) / actual * 1000:>13.2f} ms")
+        print(f"{name:<18}{mine:>11.2f}s{other:>11.2f}s{(mine - other) / actual * 1000:>13.2f} ms")
     total = statistics.median(run["total"] for run in ours) / statistics.median(run["total"] for run in theirs)
     print(f"\nratio of the totals: {total:.2f}x")
 
