@@ -77,3 +77,28 @@ def test_mutated_real_streams_are_a_kind(provider: str, seed: int) -> None:
 def test_reading_any_request_never_raises(provider: str, value: object) -> None:
     parts = ADAPTERS[provider].read_request(value)  # type: ignore[arg-type]
     assert isinstance(list(parts.results), list)
+
+
+_page_text = st.text(alphabet=st.sampled_from(["<", "/", "s", "!", "-", "\u2028", "\u2029", "é", "🦜", '"', "\\"]))
+_page_values = st.recursive(st.none() | st.booleans() | st.integers() | _page_text,
+                            lambda children: st.lists(children, max_size=4)
+                            | st.dictionaries(_page_text, children, max_size=4), max_leaves=20)
+
+
+@SETTINGS
+@given(data=st.dictionaries(st.sampled_from(["differs", "findings", "measured", "providers", "summary", "forward"]),
+                            _page_values)
+       | st.just({}),
+       rows=st.lists(st.dictionaries(_page_text, _page_values, max_size=4), max_size=5))
+def test_report_pages_data_is_one_escaped_dump_whatever_the_rows_hold(data: dict[str, object],
+                                                                        rows: list[object]) -> None:
+    import json
+
+    from conformance.report.html import _embedded_json
+
+    page = {**data, "results": rows}
+    embedded = _embedded_json(page)
+    whole = json.dumps(page, ensure_ascii=False, sort_keys=True, allow_nan=False)
+    assert embedded == whole.replace("<", "\\u003c").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    assert not {"<", "\u2028", "\u2029"} & set(embedded)
+    assert json.loads(embedded) == page

@@ -37,11 +37,26 @@ def _page_data(report: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-def _embedded_json(data: Any) -> str:
-    text = json.dumps(data, ensure_ascii=False, sort_keys=True, allow_nan=False)
+def _dumped(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, allow_nan=False)
     # Inside <script>, "</script>" or "<!--" would end or confuse the element: escape every "<" (and the
     # line separators some parsers treat as line ends).
     return text.replace("<", "\\u003c").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+def _embedded_json(data: dict[str, Any]) -> str:
+    """``json.dumps(data, sort_keys=True)``, escaped, written out key by key and row by row: the escaping then
+    scans each row's short text rather than the whole page's, which at thousands of rows is most of the page's
+    cost. The text is the same as one dump's (its separators are ``", "`` and ``": "``)."""
+    parts = []
+    for key in sorted(data):
+        value = data[key]
+        if key == "results" and isinstance(value, list):
+            rendered = "[" + ", ".join(_dumped(row) for row in value) + "]"
+        else:
+            rendered = _dumped(value)
+        parts.append(f"{_dumped(key)}: {rendered}")
+    return "{" + ", ".join(parts) + "}"
 
 
 @cache
