@@ -129,8 +129,9 @@ def test_a_session_stopped_by_x_keeps_the_previous_reports(tmp_path: Path) -> No
 
 def test_a_host_process_that_runs_pytest_gets_its_gc_state_back(pytester: pytest.Pytester) -> None:
     _repository(pytester)
-    # pytest's own clean-up collects garbage (to surface unraisable exceptions); the plugin gives the frozen
-    # objects back only after it, so that pass does not walk every case and item.
+    # What the items leave alive joins the frozen objects every REFREEZE_EVERY items (3 here: 10 items freeze
+    # twice more). pytest's own clean-up collects garbage (to surface unraisable exceptions); the plugin gives the
+    # frozen objects back only after it, so that pass does not walk every case and item.
     script = ("import gc, sys, pytest\n"
               "import _pytest.unraisableexception as unraisable\n"
               "passes = []\n"
@@ -139,13 +140,21 @@ def test_a_host_process_that_runs_pytest_gets_its_gc_state_back(pytester: pytest
               "    passes.append(gc.get_freeze_count())\n"
               "    collect(iterations)\n"
               "unraisable.gc_collect_harder = counted\n"
-              "code = pytest.main(['-q', '-p', 'conformance.pytest_plugin', '--snapshot-update'])\n"
+              "import conformance.pytest_plugin as plugin\n"
+              "plugin.REFREEZE_EVERY = 3\n"
+              "class Seen:\n"
+              "    counts = []\n"
+              "    def pytest_runtest_logfinish(self):\n"
+              "        self.counts.append(gc.get_freeze_count())\n"
+              "code = pytest.main(['-q', '-p', 'conformance.pytest_plugin', '--snapshot-update'], plugins=[Seen()])\n"
+              "print('frozen again during the run:', len(set(Seen.counts)) >= 3, Seen.counts[0] > 0)\n"
               "print('frozen during pytest clean-up:', all(count > 0 for count in passes), len(passes))\n"
               "print('frozen after the session:', gc.get_freeze_count())\n"
               "sys.exit(int(code))\n")
     result = pytester.run(sys.executable, "-c", script, timeout=300)
     assert result.ret == 0, result.stdout.str()[-2000:]
-    result.stdout.fnmatch_lines(["*10 passed*", "frozen during pytest clean-up: True [1-9]*",
+    result.stdout.fnmatch_lines(["*10 passed*", "frozen again during the run: True True",
+                                 "frozen during pytest clean-up: True [1-9]*",
                                  "frozen after the session: 0"])
 
 
