@@ -129,23 +129,27 @@ def test_a_session_stopped_by_x_keeps_the_previous_reports(tmp_path: Path) -> No
 
 def test_a_host_process_that_runs_pytest_gets_its_gc_state_back(pytester: pytest.Pytester) -> None:
     _repository(pytester)
-    # What the items leave alive joins the frozen objects every REFREEZE_EVERY items (3 here: 10 items freeze
-    # twice more). pytest's own clean-up collects garbage (to surface unraisable exceptions); the plugin gives the
-    # frozen objects back only after it, so that pass does not walk every case and item.
+    # What the items leave alive joins the frozen objects every REFREEZE_EVERY case items (3 here: 10 items freeze
+    # three more times). pytest's own clean-up, after every plugin's unconfigure, collects garbage (to surface
+    # unraisable exceptions); the plugin gives the frozen objects back only after it, so that pass does not walk every
+    # case and item.
     script = ("import gc, sys, pytest\n"
-              "import _pytest.unraisableexception as unraisable\n"
-              "passes = []\n"
-              "collect = unraisable.gc_collect_harder\n"
-              "def counted(iterations):\n"
-              "    passes.append(gc.get_freeze_count())\n"
-              "    collect(iterations)\n"
-              "unraisable.gc_collect_harder = counted\n"
               "import conformance.pytest_plugin as plugin\n"
               "plugin.REFREEZE_EVERY = 3\n"
+              "passes = []\n"
               "class Seen:\n"
               "    counts = []\n"
+              "    ended = False\n"
               "    def pytest_runtest_logfinish(self):\n"
               "        self.counts.append(gc.get_freeze_count())\n"
+              "    def pytest_unconfigure(self):\n"
+              "        Seen.ended = True\n"
+              "collect = gc.collect\n"
+              "def counted(*arguments):\n"
+              "    if Seen.ended:\n"
+              "        passes.append(gc.get_freeze_count())\n"
+              "    return collect(*arguments)\n"
+              "gc.collect = counted\n"
               "code = pytest.main(['-q', '-p', 'conformance.pytest_plugin', '--snapshot-update'], plugins=[Seen()])\n"
               "print('frozen again during the run:', len(set(Seen.counts)) >= 3, Seen.counts[0] > 0)\n"
               "print('frozen during pytest clean-up:', all(count > 0 for count in passes), len(passes))\n"
