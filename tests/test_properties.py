@@ -5,6 +5,7 @@ CI runs a bounded number of examples; benchmarks/fuzz.py drives hundreds of thou
 
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
@@ -13,6 +14,7 @@ from hypothesis import strategies as st
 
 from conformance.engine.registry import builtin_adapters
 from conformance.kit.types import KINDS
+from conformance.report.html import _embedded_json
 from tests.mutations import body_fixtures, mutate_json, mutate_stream, stream_fixtures
 
 ADAPTERS = builtin_adapters()
@@ -92,10 +94,6 @@ _page_values = st.recursive(st.none() | st.booleans() | st.integers() | _page_te
        rows=st.lists(st.dictionaries(_page_text, _page_values, max_size=4), max_size=5))
 def test_report_pages_data_is_one_escaped_dump_whatever_the_rows_hold(data: dict[str, object],
                                                                         rows: list[object]) -> None:
-    import json
-
-    from conformance.report.html import _embedded_json
-
     page = {**data, "results": rows}
     embedded = _embedded_json(page)
     whole = json.dumps(page, ensure_ascii=False, sort_keys=True, allow_nan=False)
