@@ -36,6 +36,7 @@ from conformance.kit.task import UserMessage
 from conformance.providers.bedrock_converse.eventstream import encode_jsonl
 from conformance.replay.router import Replay
 from conformance.replay.server import BackgroundServer, session_base
+from conformance.stacks.transports import shared_tls
 from tests.helpers import CASES
 
 os.environ["AWS_EC2_METADATA_DISABLED"] = "true"  # before any boto3 client exists
@@ -89,18 +90,21 @@ def _bedrock(base: str) -> Any:
 
 
 def _call(provider: str, base: str, request: dict[str, Any], stream: bool) -> None:
-    """The vendor's own client, pointed at ``base``, sends ``request``; a stream is read to its end."""
+    """The vendor's own client, pointed at ``base``, sends ``request``; a stream is read to its end. Each client gets
+    the one shared TLS context, as the stacks' clients do (``shared_tls``: nothing here speaks TLS)."""
     if provider in ("openai-responses", "openai-chat"):
-        client = openai.OpenAI(base_url=f"{base}/v1", api_key="sk-replay", max_retries=0)
+        client = openai.OpenAI(base_url=f"{base}/v1", api_key="sk-replay", max_retries=0,
+                               http_client=openai.DefaultHttpxClient(verify=shared_tls()))
         create = client.responses.create if provider == "openai-responses" else client.chat.completions.create
         result = create(**request, stream=True) if stream else create(**request)
     elif provider == "anthropic-messages":
-        result = anthropic.Anthropic(base_url=base, api_key="sk-ant-replay", max_retries=0).messages.create(
-            **request, stream=stream) if stream else anthropic.Anthropic(
-            base_url=base, api_key="sk-ant-replay", max_retries=0).messages.create(**request)
+        messages = anthropic.Anthropic(base_url=base, api_key="sk-ant-replay", max_retries=0,
+                                       http_client=anthropic.DefaultHttpxClient(verify=shared_tls())).messages
+        result = messages.create(**request, stream=stream) if stream else messages.create(**request)
     elif provider == "gemini":
-        client = genai.Client(api_key="replay", http_options=genai_types.HttpOptions(base_url=base,
-                                                                                   api_version="v1beta"))
+        client = genai.Client(api_key="replay", http_options=genai_types.HttpOptions(
+            base_url=base, api_version="v1beta", client_args={"verify": shared_tls()},
+            async_client_args={"verify": shared_tls(), "ssl": shared_tls()}))
         config = genai_types.GenerateContentConfig.model_validate({
             **request.get("generationConfig", {}), "systemInstruction": request.get("systemInstruction"),
             "tools": request.get("tools"), "toolConfig": request.get("toolConfig"),

@@ -234,3 +234,37 @@ def test_a_client_built_by_a_lambda_is_built_once_per_session() -> None:
     other = Endpoint(base_url="http://127.0.0.1:1/s/normal/openai-chat@team/stream", stream=True)
     client_for(other, lambda e: built.append(e.base_url) or object())
     assert built == [endpoint.base_url, "eu", "us", other.base_url]
+
+
+@pytest.mark.parametrize("in_process", [False, True], ids=["loopback", "in-process"])
+@pytest.mark.parametrize("row_id", ["openai-chat@openai-sdk", "openai-responses@openai-sdk",
+                                    "anthropic-messages@anthropic-sdk", "gemini@google-genai",
+                                    "openai-chat@langchain", "openai-responses@langchain", "gemini@langchain",
+                                    "openai-chat@pydantic-ai", "anthropic-messages@pydantic-ai",
+                                    "gemini@pydantic-ai"])
+def test_a_stacks_clients_share_one_tls_context_instead_of_reading_the_ca_bundle_per_row(
+        row_id: str, in_process: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each replay session has its own base URL, so its own SDK client; a client left to itself reads the whole CA
+    bundle into a TLS context of its own (three for google-genai), about 28 ms a time, for a replay that never speaks
+    TLS. The stacks' clients take the one shared context (conformance.stacks.transports.shared_tls). The first row
+    runs before counting: importing a gateway may build a context of its own once (langchain_openai does)."""
+    import ssl
+
+    stack = {**builtin_stacks(), **gateway_stacks()}[row_id]
+    if stack.skip_reason():
+        pytest.fail(f"the test extra installs every stack's client: {stack.skip_reason()}")
+    adapter = ADAPTERS[stack.provider]
+    first, *rest = ("normal", "parallel_tool_calls", "truncation", "refusal")
+    assert run_stack_case(CASE[first], stack, adapter, "body", in_process)[1] is None
+    loads: list[object] = []
+    original = ssl.SSLContext.load_verify_locations
+
+    def counted(self: ssl.SSLContext, *args: Any, **kwargs: Any) -> None:
+        loads.append(args or kwargs)
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(ssl.SSLContext, "load_verify_locations", counted)
+    for case_id in rest:  # a gateway's row may fail (what it hides, docs/gateways.md); each made its calls
+        row, error, requests = run_stack_case(CASE[case_id], stack, adapter, "body", in_process)
+        assert error is None and requests, (case_id, row["error"])
+    assert loads == []

@@ -12,7 +12,9 @@ Use any base URL whose path holds the session (``http://127.0.0.1/s/<case>/<prov
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import functools
+import ssl
+from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -56,11 +58,30 @@ def attach_to_botocore(client: Any, replay: Replay) -> None:
     client.meta.events.register("before-send.bedrock-runtime", before_send)
 
 
-def http_client(replay: Replay | None) -> Any:
-    """For a stack's SDK client: an ``httpx2.Client`` answering from ``replay`` in process, or None (the SDK's own
-    client, for the loopback server)."""
+def http_client(replay: Replay | None, default: Callable[..., Any] | None = None) -> Any:
+    """For a stack's SDK client: in process, an ``httpx2.Client`` answering from ``replay``; over loopback, the SDK's
+    own client class (``default``: ``openai.DefaultHttpxClient``, ``anthropic.DefaultHttpxClient``, which keep the
+    SDK's timeouts, limits and redirects) with the shared TLS context (``shared_tls``), or None where the SDK builds
+    its own and takes the context another way (``google-genai``'s ``client_args``)."""
     if replay is None:
-        return None
+        return None if default is None else default(verify=shared_tls())
     import httpx2  # noqa: PLC0415
 
     return httpx2.Client(transport=httpx_transport(replay))
+
+
+@functools.cache
+def shared_tls() -> ssl.SSLContext:
+    """One TLS context for every SDK client the stacks build. Left to itself, each client makes its own and reads the
+    whole CA bundle into it (about 28 ms on a 2-core machine; a ``google-genai`` client makes three: httpx, aiohttp,
+    websockets), and each replay session has its own base URL, so its own client: that was half the time of a stack's
+    row. No replay speaks TLS (the loopback server and the in-process seams are plain HTTP), so the context only has
+    to exist; it is what a production service that builds many clients shares too."""
+    return ssl.create_default_context()
+
+
+def genai_tls() -> dict[str, dict[str, Any]]:
+    """The fields of ``google-genai``'s ``HttpOptions`` that hand it the shared TLS context for each HTTP library it
+    prepares a client for: httpx's ``verify``, aiohttp's and websockets' ``ssl`` (each drops the other's key)."""
+    tls = shared_tls()
+    return {"client_args": {"verify": tls, "ssl": tls}, "async_client_args": {"verify": tls, "ssl": tls}}

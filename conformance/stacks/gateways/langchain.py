@@ -44,6 +44,7 @@ from conformance.providers.openai_chat.response import FINISH_REASONS as CHAT_FI
 from conformance.providers.openai_responses.response import INCOMPLETE_REASONS
 from conformance.stacks.gateways.common import Memory, raised, sdk_error
 from conformance.stacks.stack import Endpoint, Stack
+from conformance.stacks.transports import genai_tls, shared_tls
 
 MEMORY = Memory()
 # Models LangChain decides nothing from (it picks request features by model family for Bedrock and Gemini): the ids
@@ -72,13 +73,17 @@ def _chat_model(provider: str, task: Task, endpoint: Endpoint) -> Any:
     model = MODELS.get(provider, task.model)
     if provider in ("openai-chat", "openai-responses"):
         from langchain_openai import ChatOpenAI  # noqa: PLC0415 - an optional extra
+        from openai import DefaultAsyncHttpxClient, DefaultHttpxClient  # noqa: PLC0415
 
         # The options as a dict: the models' pydantic aliases (max_tokens, api_key as a plain string) are what their
         # documentation shows, and what mypy's view of the constructors does not take.
         options: dict[str, Any] = {
             "model": model, "base_url": endpoint.base_url + "/v1", "api_key": "sk-replay", "max_retries": 0,
             "max_tokens": task.max_output_tokens, "stream_usage": True,
-            "use_responses_api": provider == "openai-responses"}
+            "use_responses_api": provider == "openai-responses",
+            # Both clients with the shared TLS context (conformance.stacks.transports.shared_tls).
+            "http_client": DefaultHttpxClient(verify=shared_tls()),
+            "http_async_client": DefaultAsyncHttpxClient(verify=shared_tls())}
         return ChatOpenAI(**options)
     if provider == "anthropic-messages":
         from langchain_anthropic import ChatAnthropic  # noqa: PLC0415
@@ -99,7 +104,8 @@ def _chat_model(provider: str, task: Task, endpoint: Endpoint) -> Any:
     from langchain_google_genai import ChatGoogleGenerativeAI  # noqa: PLC0415
 
     return ChatGoogleGenerativeAI(model=model, google_api_key="replay", base_url=endpoint.base_url, max_retries=0,
-                                  max_output_tokens=task.max_output_tokens)
+                                  max_output_tokens=task.max_output_tokens,
+                                  client_args=genai_tls()["client_args"])  # the shared TLS context, for both sides
 
 
 def _bound(provider: str, chat: Any, task: Task) -> Any:

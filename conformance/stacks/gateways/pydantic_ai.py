@@ -38,6 +38,7 @@ from conformance.providers.openai_chat.response import FINISH_REASONS as CHAT_FI
 from conformance.providers.openai_responses.response import INCOMPLETE_REASONS
 from conformance.stacks.gateways.common import Memory, raised, sdk_error
 from conformance.stacks.stack import Endpoint, Stack
+from conformance.stacks.transports import genai_tls, shared_tls
 
 MEMORY = Memory()
 # pydantic-ai decides from the model's name what it may send (its model profiles: native structured output, tool
@@ -58,19 +59,22 @@ def _model(provider: str, task: Task, endpoint: Endpoint) -> Any:
     """The pydantic-ai model over a vendor SDK client pointed at the replay session, retries off."""
     name = MODELS.get(provider, task.model)
     if provider in ("openai-chat", "openai-responses"):
-        from openai import AsyncOpenAI  # noqa: PLC0415 - optional extras
+        from openai import AsyncOpenAI, DefaultAsyncHttpxClient  # noqa: PLC0415 - optional extras
         from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel  # noqa: PLC0415
         from pydantic_ai.providers.openai import OpenAIProvider  # noqa: PLC0415
 
-        openai_client = AsyncOpenAI(base_url=endpoint.base_url + "/v1", api_key="sk-replay", max_retries=0)
+        openai_client = AsyncOpenAI(base_url=endpoint.base_url + "/v1", api_key="sk-replay", max_retries=0,
+                                    http_client=DefaultAsyncHttpxClient(verify=shared_tls()))
         model_class = OpenAIChatModel if provider == "openai-chat" else OpenAIResponsesModel
         return model_class(name, provider=OpenAIProvider(openai_client=openai_client))
     if provider == "anthropic-messages":
         from anthropic import AsyncAnthropic  # noqa: PLC0415
+        from anthropic import DefaultAsyncHttpxClient as AnthropicHttpxClient  # noqa: PLC0415
         from pydantic_ai.models.anthropic import AnthropicModel  # noqa: PLC0415
         from pydantic_ai.providers.anthropic import AnthropicProvider  # noqa: PLC0415
 
-        anthropic_client = AsyncAnthropic(base_url=endpoint.base_url, api_key="sk-ant-replay", max_retries=0)
+        anthropic_client = AsyncAnthropic(base_url=endpoint.base_url, api_key="sk-ant-replay", max_retries=0,
+                                          http_client=AnthropicHttpxClient(verify=shared_tls()))
         return AnthropicModel(name, provider=AnthropicProvider(anthropic_client=anthropic_client))
     if provider == "bedrock-converse":
         os.environ.setdefault("AWS_EC2_METADATA_DISABLED", "true")
@@ -87,8 +91,10 @@ def _model(provider: str, task: Task, endpoint: Endpoint) -> Any:
     from pydantic_ai.models.google import GoogleModel  # noqa: PLC0415
     from pydantic_ai.providers.google import GoogleProvider  # noqa: PLC0415
 
-    google_client = genai.Client(api_key="replay",
-                                 http_options={"base_url": endpoint.base_url, "api_version": "v1beta"})
+    tls = genai_tls()
+    google_client = genai.Client(api_key="replay", http_options=genai.types.HttpOptions(
+        base_url=endpoint.base_url, api_version="v1beta", client_args=tls["client_args"],
+        async_client_args=tls["async_client_args"]))
     return GoogleModel(name, provider=GoogleProvider(client=google_client))
 
 

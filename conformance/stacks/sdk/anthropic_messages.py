@@ -33,7 +33,7 @@ def _build(endpoint: Endpoint) -> Any:
     import anthropic  # noqa: PLC0415 - the SDK is an optional extra
 
     return anthropic.Anthropic(base_url=endpoint.base_url, api_key="sk-ant-replay", max_retries=0,
-                               http_client=http_client(endpoint.replay))
+                               http_client=http_client(endpoint.replay, anthropic.DefaultHttpxClient))
 
 
 def call(task: Task, transcript: Sequence[TranscriptEntry], endpoint: Endpoint) -> ModelResponse:

@@ -26,15 +26,18 @@ from conformance.providers.gemini.request import build_request
 from conformance.providers.gemini.response import classify_body
 from conformance.providers.gemini.stream import assemble_stream
 from conformance.stacks.stack import Endpoint, Stack, client_for
-from conformance.stacks.transports import http_client
+from conformance.stacks.transports import genai_tls, http_client
 
 
 def _build(endpoint: Endpoint) -> Any:
     from google import genai  # noqa: PLC0415 - the SDK is an optional extra
     from google.genai import types  # noqa: PLC0415
 
+    # The shared TLS context, instead of three contexts each reading the CA bundle (conformance.stacks.transports).
+    tls = genai_tls()
     options = types.HttpOptions(base_url=endpoint.base_url, api_version="v1beta",
-                                httpx_client=http_client(endpoint.replay))
+                                httpx_client=http_client(endpoint.replay), client_args=tls["client_args"],
+                                async_client_args=tls["async_client_args"])
     return genai.Client(api_key="replay", http_options=options)
 
 
