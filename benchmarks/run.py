@@ -3,7 +3,8 @@
 Run: ``.venv/bin/python benchmarks/run.py [--quick]``. Prints a table of ratios and writes it to
 ``reports/benchmark.json``. Not a test: the figures depend on the machine. ``--quick`` uses fewer
 repetitions and only the 1,000-item task set. ``--phases 5000`` prints, instead, where one run's time goes
-(start-up, collection, the items, the session's end) beside the bare test's, per item.
+(start-up, collection, the items, the session's end) beside the bare test's, per item, then what the engine alone
+costs on the same task set outside pytest, and so the lowest ratio its checks leave room for.
 """
 
 from __future__ import annotations
@@ -106,20 +107,60 @@ def phase_seconds(arguments: list[str], cwd: Path) -> dict[str, float]:
 
 def phases(items: int, repeats: int) -> None:
     """Where the time of a run of ``items`` case items goes, phase by phase, beside a bare parametrized test of as
-    many items (medians of ``repeats`` runs each)."""
+    many items (medians of ``repeats`` runs each); then the engine's own work on the same task set outside pytest, and
+    the lowest ratio the checks leave room for."""
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
         actual = both_sides(work, items)
         ours = [phase_seconds(plugin(work, "report"), work) for _ in range(repeats)]
         theirs = [phase_seconds(["bare"], work) for _ in range(repeats)]
+        engine = [engine_seconds(work) for _ in range(repeats)]
     print(f"{actual:,} items, medians of {repeats} serial runs each\n")
     print(f"{'phase':<18}{'case items':>12}{'bare test':>12}{'extra per item':>16}")
     for name in ours[0]:
         mine = statistics.median(run[name] for run in ours)
         other = statistics.median(run[name] for run in theirs)
         print(f"{name:<18}{mine:>11.2f}s{other:>11.2f}s{(mine - other) / actual * 1000:>13.2f} ms")
-    total = statistics.median(run["total"] for run in ours) / statistics.median(run["total"] for run in theirs)
+    bare = statistics.median(run["total"] for run in theirs)
+    total = statistics.median(run["total"] for run in ours) / bare
     print(f"\nratio of the totals: {total:.2f}x")
+    print("\nthe engine alone on the same task set, outside pytest (no snapshots, no pytest):")
+    for name in engine[0]:
+        seconds = statistics.median(run[name] for run in engine)
+        print(f"{name:<18}{seconds:>11.2f}s{seconds / actual * 1000:>24.2f} ms per item")
+    floor = (bare + statistics.median(run["total"] for run in engine)) / bare
+    print(f"\nlowest ratio with these checks, were pytest's item and the snapshots free: {floor:.2f}x")
+
+
+def engine_seconds(work: Path) -> dict[str, float]:
+    """The engine's own work on ``work/cases`` in a fresh interpreter, as a pytest session does it but with no pytest
+    and no snapshot: the cases loaded (YAML, schemas, fixtures), every planned item run (replay, classification, the
+    tool loop, correlation, the request checks, the row kept), the three reports built and written."""
+    code = """
+import json, sys, time
+from pathlib import Path
+from conformance.session import Run
+run = Run.configure()
+start = time.perf_counter()
+cases = run.load([Path(sys.argv[1])])
+loaded = time.perf_counter()
+for case in cases:
+    for item in run.plan(case):
+        run.execute(item)
+ran = time.perf_counter()
+run.write(run.report(run.fixture_files(cases), {}), Path(sys.argv[2]))
+end = time.perf_counter()
+print(json.dumps({"cases loaded": loaded - start, "items run": ran - loaded, "reports": end - ran,
+                  "total": end - start}))
+"""
+    environment = {**os.environ,
+                   "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    completed = subprocess.run([sys.executable, "-c", code, str(work / "cases"), str(work / "engine-report")],
+                               capture_output=True, text=True, check=False, env=environment)
+    if completed.returncode != 0:
+        raise SystemExit(f"the engine run failed: {completed.stderr[-2000:]}")
+    timings: dict[str, float] = json.loads(completed.stdout.splitlines()[-1])
+    return timings
 
 
 def plugin(work: Path, report: str, *extra: str) -> list[str]:
