@@ -36,7 +36,7 @@ from conformance.kit.task import UserMessage
 from conformance.providers.bedrock_converse.eventstream import encode_jsonl
 from conformance.replay.router import Replay
 from conformance.replay.server import BackgroundServer, session_base
-from conformance.stacks.transports import shared_tls
+from conformance.stacks.transports import genai_tls, shared_tls
 from tests.helpers import CASES
 
 os.environ["AWS_EC2_METADATA_DISABLED"] = "true"  # before any boto3 client exists
@@ -102,9 +102,10 @@ def _call(provider: str, base: str, request: dict[str, Any], stream: bool) -> No
                                        http_client=anthropic.DefaultHttpxClient(verify=shared_tls())).messages
         result = messages.create(**request, stream=stream) if stream else messages.create(**request)
     elif provider == "gemini":
+        tls = genai_tls()
         client = genai.Client(api_key="replay", http_options=genai_types.HttpOptions(
-            base_url=base, api_version="v1beta", client_args={"verify": shared_tls()},
-            async_client_args={"verify": shared_tls(), "ssl": shared_tls()}))
+            base_url=base, api_version="v1beta", client_args=tls["client_args"],
+            async_client_args=tls["async_client_args"]))
         config = genai_types.GenerateContentConfig.model_validate({
             **request.get("generationConfig", {}), "systemInstruction": request.get("systemInstruction"),
             "tools": request.get("tools"), "toolConfig": request.get("toolConfig"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import ssl
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -248,8 +249,6 @@ def test_a_stacks_clients_share_one_tls_context_instead_of_reading_the_ca_bundle
     bundle into a TLS context of its own (three for google-genai), about 28 ms a time, for a replay that never speaks
     TLS. The stacks' clients take the one shared context (conformance.stacks.transports.shared_tls). The first row
     runs before counting: importing a gateway may build a context of its own once (langchain_openai does)."""
-    import ssl
-
     stack = {**builtin_stacks(), **gateway_stacks()}[row_id]
     if stack.skip_reason():
         pytest.fail(f"the test extra installs every stack's client: {stack.skip_reason()}")
