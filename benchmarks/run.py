@@ -132,11 +132,7 @@ def phases(items: int, repeats: int) -> None:
     print(f"\nlowest ratio with these checks, were pytest's item and the snapshots free: {floor:.2f}x")
 
 
-def engine_seconds(work: Path) -> dict[str, float]:
-    """The engine's own work on ``work/cases`` in a fresh interpreter, as a pytest session does it but with no pytest
-    and no snapshot: the cases loaded (YAML, schemas, fixtures), every planned item run (replay, classification, the
-    tool loop, correlation, the request checks, the row kept), the three reports built and written."""
-    code = """
+ENGINE_CODE = """
 import json, sys, time
 from pathlib import Path
 from conformance.session import Run
@@ -153,9 +149,16 @@ end = time.perf_counter()
 print(json.dumps({"cases loaded": loaded - start, "items run": ran - loaded, "reports": end - ran,
                   "total": end - start}))
 """
+"""The engine alone: ``python -c ENGINE_CODE CASES REPORT_DIR`` prints its phases as one JSON line."""
+
+
+def engine_seconds(work: Path) -> dict[str, float]:
+    """The engine's own work on ``work/cases`` in a fresh interpreter, as a pytest session does it but with no pytest
+    and no snapshot: the cases loaded (YAML, schemas, fixtures), every planned item run (replay, classification, the
+    tool loop, correlation, the request checks, the row kept), the three reports built and written."""
     environment = {**os.environ,
                    "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    completed = subprocess.run([sys.executable, "-c", code, str(work / "cases"), str(work / "engine-report")],
+    completed = subprocess.run([sys.executable, "-c", ENGINE_CODE, str(work / "cases"), str(work / "engine-report")],
                                capture_output=True, text=True, check=False, env=environment)
     if completed.returncode != 0:
         raise SystemExit(f"the engine run failed: {completed.stderr[-2000:]}")

@@ -60,9 +60,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns its exit code (0, 1, 2, 130 or 143)."""
+    arguments = build_parser().parse_args(argv)  # --help and usage errors exit here, with the parsers alone loaded
     from conformance.report.files import Terminated, handle_sigterm_as_interrupt
 
-    arguments = build_parser().parse_args(argv)
     handle_sigterm_as_interrupt()
     handler: Callable[[argparse.Namespace], int] = getattr(_module(arguments.command), COMMANDS[arguments.command][2])
     try:

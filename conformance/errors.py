@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class Problem:
-    """One thing wrong with the input, located as precisely as the input allows."""
+class Problem(NamedTuple):
+    """One thing wrong with the input, located as precisely as the input allows (a named tuple: every command
+    imports it, ``conformance --help`` too, and a dataclass would load ``inspect`` with it)."""
 
     file: str
     """The file, as the user named it (relative where possible)."""

@@ -393,3 +393,18 @@ def test_cases_replace_the_bundled_ones_unless_with_bundled(tmp_path: Path) -> N
     assert (alone.returncode, both.returncode) == (0, 0), both.stderr
     assert {row[0] for row in _rows(tmp_path / "a")} == {"mine"}
     assert {row[0] for row in _rows(tmp_path / "b")} == {"mine", "normal"}
+
+
+def test_help_loads_the_parsers_and_nothing_a_command_needs_only_when_it_runs() -> None:
+    """``conformance --help`` (and a usage error) import the parsers alone: no YAML, no file lock, no HTTP client,
+    no schema validator, no configuration reader, no snapshot or diff library (docs/performance.md)."""
+    probe = ("import runpy, sys\nsys.argv = ['conformance', '--help']\ntry:\n"
+             "    runpy.run_module('conformance', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+             "print(' '.join(sorted(sys.modules)), file=sys.stderr)")
+    completed = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    loaded = set(completed.stderr.split())
+    assert "usage: conformance" in completed.stdout
+    heavy = {"yaml", "filelock", "urllib.request", "http.client", "jsonschema", "syrupy", "deepdiff", "inspect",
+             "conformance.engine.settings", "conformance.report.files", "conformance.engine.yamlfile", "venv"}
+    assert not heavy & loaded, sorted(heavy & loaded)
+    assert len(loaded) <= 150, len(loaded)

@@ -180,6 +180,36 @@ def test_a_stale_snapshot_fails_the_session_as_syrupy_does_and_update_deletes_it
     assert json.loads(kept.read_text()) == stored
 
 
+def test_matching_items_keep_one_record_per_snapshot_file_and_no_data(pytester: pytest.Pytester,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A match costs syrupy's session two names, not an assertion holding both serialized entries: one record per
+    snapshot file, one data-free result per item, counted by syrupy as passed; a changed entry is syrupy's own
+    assertion again, with what it recalled."""
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
+    root = _repository(pytester)
+    pytester.runpytest_inprocess(*PLUGIN, "--snapshot-update").assert_outcomes(passed=10)
+    recorder = pytester.inline_run(*PLUGIN)
+    recorder.assertoutcome(passed=10)
+    session = recorder.getcalls("pytest_sessionfinish")[0].session.config._syrupy
+    files = {Path(next(iter(a.executions.values())).snapshot_location).name for a in session._assertions}
+    assert files == {f"{lane}{suffix}" for lane in ("anthropic-messages", "bedrock-converse", "gemini", "openai-chat",
+                                                   "openai-responses") for suffix in (".json", ".requests.json")}
+    results = [result for assertion in session._assertions for result in assertion.executions.values()]
+    assert len(results) == 20 and all(result.success and result.final_data is None for result in results)
+    assert session.report.num_matched == 20 and session.report.num_unused == 0
+    path = root / "__snapshots__/normal/gemini.json"
+    changed = json.loads(path.read_text())
+    changed["body"]["outcome"] = "refused"
+    path.write_text(json.dumps(changed))
+    recorder = pytester.inline_run(*PLUGIN, "-k", "gemini")
+    recorder.assertoutcome(passed=0, failed=2)
+    session = recorder.getcalls("pytest_sessionfinish")[0].session.config._syrupy
+    failed = [result for assertion in session._assertions for result in assertion.executions.values()
+              if not result.success]
+    assert len(failed) == 2 and all('"refused"' in str(result.recalled_data) for result in failed)
+    assert session.report.num_failed == 2 and session.report.num_matched == 2  # the requests still match
+
+
 def test_a_case_items_snapshot_change_is_named_per_field_and_update_rewrites_it(
         pytester: pytest.Pytester,
         monkeypatch: pytest.MonkeyPatch) -> None:

@@ -16,9 +16,8 @@ import fnmatch
 import os
 import subprocess
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, NamedTuple
 
 from conformance.commands.options import EXIT_OK, configured
 from conformance.engine.sanitize import terminal_safe
@@ -47,8 +46,7 @@ def add_parser(commands: Any) -> None:
     parser.add_argument("--no-config", action="store_true", help="ignore the repository's configuration")
 
 
-@dataclass(frozen=True)
-class Watched:
+class Watched(NamedTuple):
     """What the reports depend on, as paths relative to the repository's root (POSIX)."""
 
     folders: tuple[str, ...]

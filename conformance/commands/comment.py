@@ -15,8 +15,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +45,8 @@ def post_comment(path: Path) -> int:
         raise InputError([Problem("GITHUB_TOKEN / GITHUB_REPOSITORY", None, "not set",
                                   "pass env: GITHUB_TOKEN: ${{ github.token }} to the step")])
     api = os.environ.get("GITHUB_API_URL", "https://api.github.com").rstrip("/")
+    import urllib.error  # the HTTP client loads when a comment is posted, not for --help
+
     try:
         existing = _find(api, repository, number, token)
         if existing is None:
@@ -91,6 +91,8 @@ def _find(api: str, repository: str, number: int, token: str) -> int | None:
 
 
 def _call(method: str, url: str, token: str, payload: dict[str, Any] | None = None) -> Any:
+    import urllib.request
+
     data = json.dumps(payload).encode("utf-8") if payload is not None else None
     request = urllib.request.Request(url, data=data, method=method, headers={  # noqa: S310 - the GitHub API URL
         "Authorization": f"Bearer {token}", "Accept": "application/vnd.github+json",

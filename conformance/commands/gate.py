@@ -25,15 +25,12 @@ import shlex
 import shutil
 import subprocess
 import sys
-import sysconfig
 import tempfile
-import venv
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from conformance import __version__
 from conformance.errors import InputError, Problem
-from conformance.report.files import append_step_summary, write_atomic
 
 MARKER = "<!-- conformance-gate -->"
 TAIL_LINES = 25
@@ -60,8 +57,7 @@ class StepFailed(Exception):
                                                mask_credentials(output))
 
 
-@dataclass(frozen=True)
-class Side:
+class Side(NamedTuple):
     """Where one report is built: the checkout, the interpreter, the log."""
 
     name: str
@@ -168,6 +164,8 @@ def run(arguments: argparse.Namespace) -> int:
         markdown, comment = markdown + said, comment + said
         for line in notes:
             print(f"::notice title=conformance gate::{line}", file=sys.stderr)
+    from conformance.report.files import write_atomic  # filelock and the report layer: not for --help
+
     write_atomic(out / "diff.json", render_json(changes, f"base ({base_ref})", "head"))
     _publish(out, markdown, comment)
     print(mask_credentials(markdown), end="")
@@ -186,6 +184,8 @@ def _build_base(ref: str, cases: list[str], arguments: argparse.Namespace, scrat
         return False
     environment = scratch / "venv"
     try:
+        import venv
+
         venv.EnvBuilder(with_pip=True, clear=True).create(environment)
     except (OSError, subprocess.CalledProcessError) as error:
         raise StepFailed("creating the base environment", str(error)) from None
@@ -276,6 +276,8 @@ def _suite_version(python: str, env: dict[str, str]) -> str | None:
 def _share_head_packages(python: str) -> None:
     """A ``.pth`` file in the base environment that adds the head's site folders after its own, with their own
     ``.pth`` files (editable installs), so what the base installs comes first."""
+    import sysconfig
+
     folders = [path for path in dict.fromkeys([*sys.path, sysconfig.get_paths()["purelib"]])
                if path.endswith("site-packages") and Path(path).is_dir()]
     purelib = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
@@ -312,6 +314,8 @@ def _publish(out: Path, markdown: str, comment: str | None = None) -> None:
     """``diff.md``, ``comment.md`` (with the marker ``conformance comment`` finds it by; ``comment``, the short
     rendering, when given) and the job summary."""
     markdown = mask_credentials(markdown)
+    from conformance.report.files import append_step_summary, write_atomic
+
     write_atomic(out / "diff.md", markdown)
     write_atomic(out / "comment.md", f"{MARKER}\n{mask_credentials(comment or markdown)}")
     append_step_summary(markdown)

@@ -6,13 +6,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from conformance import BUNDLED_CASES as BUNDLED_CASES  # where the commands have always read it
-from conformance.engine.settings import Settings, read_settings
-from conformance.engine.yamlfile import MAX_FILE_BYTES
+from conformance.engine.files import MAX_FILE_BYTES
+
+if TYPE_CHECKING:  # the settings module loads when a command reads the configuration, not for --help
+    from conformance.engine.settings import Settings
 
 EXIT_OK, EXIT_FAILED, EXIT_INPUT = 0, 1, 2
 """The bundled cases, installed as package data (``conformance/cases``)."""
@@ -35,8 +36,7 @@ def add_case_options(parser: Any, size: bool = True) -> None:
                             help="size limit per case/fixture file")
 
 
-@dataclass(frozen=True, slots=True)
-class Configured:
+class Configured(NamedTuple):
     """A command's configuration: the repository's settings with the command's flags over them."""
 
     settings: Settings
@@ -52,6 +52,8 @@ def configured(arguments: argparse.Namespace) -> Configured:
     ``--cases`` replaces the configured cases, ``--adapter``, ``--stack`` and ``--require-providers`` add to theirs,
     ``--report-dir`` replaces the report folder. The configuration's ``pythonpath`` goes first on ``sys.path`` and its
     ``conformance_python_tools = allow`` lets python tools run, as under pytest."""
+    from conformance.engine.settings import Settings, read_settings
+
     settings = Settings() if getattr(arguments, "no_config", False) else read_settings(Path.cwd())
     for folder in reversed(settings.pythonpath):
         if str(folder) not in sys.path:

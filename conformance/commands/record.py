@@ -4,7 +4,6 @@ upstream answered as the cases' fixtures (docs/record.md)."""
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import fnmatch
 import json
 import os
@@ -14,12 +13,12 @@ import urllib.parse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from conformance.engine.rows import MODES, Mode
 from conformance.errors import InputError, Problem
 from conformance.replay.modes import MODES as RECORD_MODES
 
 if TYPE_CHECKING:
     from conformance.engine.cases import Case
+    from conformance.engine.rows import Mode
     from conformance.kit.adapter import Adapter, Signer, Wire
     from conformance.replay.record import KeySwap, Staged
 
@@ -91,6 +90,8 @@ def _checked_providers(arguments: argparse.Namespace, adapters: Any) -> list[str
 
 def run(arguments: argparse.Namespace) -> int:
     """Record each case, write its fixtures (all or nothing per provider folder), say what was written."""
+    import dataclasses
+
     from conformance.commands.options import configured
     from conformance.engine.cases import load_cases
     from conformance.engine.registry import select_adapters
@@ -106,6 +107,8 @@ def run(arguments: argparse.Namespace) -> int:
         raise InputError([Problem("--upstream", None, f"no upstream for {missing[0]}",
                                   f"pass --upstream {missing[0]}=URL (the vendor's API base)")])
     cases = {case.id: case for case in load_cases(config.roots, unrecorded=True, known_providers=adapters)}
+    from conformance.engine.rows import MODES
+
     modes = tuple(mode for mode in MODES if mode in arguments.mode or not arguments.mode)
     chosen = [cases[case_id] for case_id in _case_ids(arguments.case, cases)]
     if arguments.model:
@@ -136,11 +139,13 @@ def promote(arguments: argparse.Namespace) -> int:
 
 
 def record_cases(cases: list[Case], provider: str, upstreams: dict[str, str], record_mode: str,
-                 modes: tuple[Mode, ...] = MODES, stack_spec: str | None = None,
+                 modes: tuple[Mode, ...] = ("body", "stream"), stack_spec: str | None = None,
                  variant: str | None = None, adapter: Adapter | None = None) -> list[str]:
     """Record each case's ``provider`` turns through the stack and the proxy, write them (all or nothing per
     provider folder; a ``variant`` into ``<provider>~<variant>/``), and return one line per case saying what was
     written."""
+    import dataclasses
+
     from conformance.engine.cases import ProviderFixtures
     from conformance.engine.registry import builtin_adapters
     from conformance.engine.rows import VARIANT
@@ -194,6 +199,8 @@ def _vocabulary(case: Case, target: str, adapter: Adapter) -> Any:
 
 def _drift_lines(before: Any, case: Case, target: str, adapter: Adapter, folder: Path) -> list[str]:
     """What the new recordings of the case carry that its previous ones never had (docs/record.md, "Drift")."""
+    import dataclasses
+
     from conformance.engine.cases import ProviderFixtures
     from conformance.engine.drift import drift_from
     from conformance.engine.fixtures import conventional_turns, load_turn
@@ -348,6 +355,8 @@ def _merged(staged: list[Staged]) -> list[Staged]:
 
 def _with_provider(case: Case, provider: str) -> Case:
     """The case with an (empty) entry for a provider it has no fixtures for yet, so the loop can run it."""
+    import dataclasses
+
     from conformance.engine.cases import ProviderFixtures
 
     if provider in case.providers:

@@ -12,6 +12,9 @@ from pathlib import Path
 
 from conformance.errors import InputError, Problem
 
+MAX_FILE_BYTES = 1_000_000
+"""The default size cap of one case, world or fixture file (``--max-file-bytes``)."""
+
 
 def regular_file_problem(path: Path, shown: str, max_bytes: int) -> Problem | None:
     """Why ``path`` cannot be read as an input file (checked without opening it), or None when it can."""

@@ -8,6 +8,7 @@ from typing import Any
 
 import yaml
 
+from conformance.engine.files import MAX_FILE_BYTES as MAX_FILE_BYTES  # where the loaders have read it
 from conformance.engine.files import read_regular_file
 from conformance.errors import InputError, Problem
 
@@ -17,7 +18,6 @@ except AttributeError:  # PyYAML built without libyaml
     warnings.warn("libyaml is not available; case files load with the slower pure-Python YAML parser", stacklevel=1)
     SafeLoader = yaml.SafeLoader
 
-MAX_FILE_BYTES = 1_000_000
 # A case file is a few hundred nodes. Aliases can make a 2 KB file stand for billions of nodes (a "billion
 # laughs"), and nesting can exhaust the recursion limit: both are bounded before anything is built.
 MAX_NODES = 100_000

@@ -97,7 +97,8 @@ def _lock(path: Path) -> FileLock:
     return FileLock(str(Path(tempfile.gettempdir()) / f"conformance-snapshot-{digest}.lock"))
 
 
-_PARSED: collections.OrderedDict[str, tuple[tuple[int, int], dict[str, Any]]] = collections.OrderedDict()
+_PARSED: collections.OrderedDict[str, tuple[tuple[int, int], dict[str, Any], dict[str, str | None]]] = \
+    collections.OrderedDict()
 """The last parses of snapshot files, by path, with the (mtime, size) each was read at, the most recent last: an
 item's modes are checked one after another, so a few hundred cover them; a file that changed is read again."""
 _PARSED_KEPT = 512
@@ -116,10 +117,10 @@ def _stamp(path: str) -> tuple[int, int] | None:
     return status.st_mtime_ns, status.st_size
 
 
-def _load(path: Path | str) -> dict[str, Any] | None:
-    """The stored entries by mode (a copy: callers may change it); None without a file; ValueError when the file is
-    not a snapshot."""
-    key = str(path)
+def _parsed(key: str) -> tuple[tuple[int, int], dict[str, Any], dict[str, str | None]] | None:
+    """The cache entry of one snapshot file, read again when its (mtime, size) moved: its stamp, its entries by mode
+    (never changed in place) and the canonical texts of the modes asked for so far; None without a file; ValueError
+    when the file is not a snapshot."""
     stamp = _stamp(key)
     if stamp is None:
         return None
@@ -132,13 +133,36 @@ def _load(path: Path | str) -> dict[str, Any] | None:
             return None
         if not isinstance(stored, dict):
             raise ValueError("not an object of modes")
-        cached = _PARSED[key] = (stamp, stored)
+        cached = _PARSED[key] = (stamp, stored, {})
         _MODES[key] = (stamp, tuple(stored))
         if len(_PARSED) > _PARSED_KEPT:
             _PARSED.popitem(last=False)
     else:
         _PARSED.move_to_end(key)
-    return dict(cached[1])
+    return cached
+
+
+def _load(path: Path | str) -> dict[str, Any] | None:
+    """The stored entries by mode (a copy: callers may change it); None without a file; ValueError when the file is
+    not a snapshot."""
+    cached = _parsed(str(path))
+    return None if cached is None else dict(cached[1])
+
+
+def _stored_text(path: str, mode: str) -> str | None:
+    """The canonical text (``_text``) of the entry ``mode`` has in the file, ``"same as body"`` resolved: what syrupy
+    would compare an item's serialized entry with, spelled once per file and mode; None when there is none;
+    ValueError when the file is not a snapshot."""
+    cached = _parsed(path)
+    if cached is None:
+        return None
+    texts = cached[2]
+    if mode not in texts:
+        entry = cached[1].get(mode)
+        if entry == SAME_AS_BODY:
+            entry = cached[1].get("body")
+        texts[mode] = None if entry is None else _text(entry)
+    return texts[mode]
 
 
 def _modes(path: str) -> tuple[str, ...]:
@@ -149,7 +173,8 @@ def _modes(path: str) -> tuple[str, ...]:
     known = _MODES.get(path)
     if known is not None and known[0] == stamp:
         return known[1]
-    return tuple(_load(path) or {})
+    cached = _parsed(path)
+    return () if cached is None else tuple(cached[1])
 
 
 def _store(path: Path, stored: dict[str, Any]) -> None:
@@ -245,15 +270,9 @@ class CaseSnapshotExtension(AbstractSyrupyExtension):
         """The entry of the name's mode, ``"same as body"`` resolved; a file that is not a snapshot is tainted
         (``--snapshot-update`` rewrites it)."""
         try:
-            stored = _load(snapshot_location)
+            return _stored_text(snapshot_location, _mode_of(snapshot_name))
         except ValueError:
             raise TaintedSnapshotError(snapshot_data=None) from None
-        if stored is None:
-            return None
-        entry = stored.get(_mode_of(snapshot_name))
-        if entry == SAME_AS_BODY:
-            entry = stored.get("body")
-        return None if entry is None else _text(entry)
 
     def serialize(self, data: Any, **kwargs: Any) -> str:
         """Canonical JSON text: equal entries give equal text."""
@@ -319,6 +338,7 @@ class SyrupyNode:
         self.nodeid = item.nodeid
         self.name = item.name
         self.path = item.root / SNAPSHOT_FOLDER / item.case.id / f"{item.case.id}{VIRTUAL_SUFFIX}"
+        self.filepath = str(self.path.absolute())  # as syrupy's ``PyTestLocation.filepath`` spells it
         self.obj = _Obj(__name__, item.case.id)
         self.stash = item.stash
         self.config = item.config
@@ -364,9 +384,70 @@ class NoSyrupy:
         raise RuntimeError("--snapshot-update needs syrupy")
 
 
+class _Match:
+    """One case item's snapshot that matched, as syrupy's report reads an assertion's result (``AssertionResult``):
+    where and what, and nothing of the data, which a match does not need to keep."""
+
+    __slots__ = ("snapshot_location", "snapshot_name")
+    created = updated = False
+    success = True
+    final_data = recalled_data = asserted_data = exception = None
+
+    def __init__(self, snapshot_location: str, snapshot_name: str) -> None:
+        self.snapshot_location, self.snapshot_name = snapshot_location, snapshot_name
+
+    @property
+    def test_location(self) -> None:
+        """Read by syrupy's report for failed results only (``xfail``); a match has none."""
+        return None
+
+
+class _FileMatches:
+    """The matches of the case items against one snapshot file, registered with syrupy's session as one assertion
+    (``SnapshotAssertion``'s face: its session, extension, a test location for syrupy's discovery, and its
+    executions): syrupy counts each match as passed and as a use of its snapshot, so unused detection,
+    ``--snapshot-update``, ``--snapshot-details`` and the summary line read them as its own assertions, while the
+    session keeps two names per item instead of an assertion with both serialized entries."""
+
+    def __init__(self, session: Any, extension: CaseSnapshotExtension, test_location: PyTestLocation) -> None:
+        self.session, self.extension, self.test_location = session, extension, test_location
+        self.executions: dict[str, _Match] = {}
+
+
+_MATCHES_KEY = pytest.StashKey[dict[tuple[type[CaseSnapshotExtension], str], _FileMatches]]()
+
+
+def matched(item: Any, extension: type[CaseSnapshotExtension], text: str) -> bool:
+    """True when ``text`` (the item's entry, ``_text``) is the one its snapshot file holds for its mode: the match is
+    then registered with the item's syrupy session (``_FileMatches``), with no assertion built. Anything else (no
+    file, no entry, another entry, a file that is not a snapshot) is syrupy's to judge and report."""
+    node = item.syrupy_node
+    location = _location_of(node.filepath, node.name, extension.suffix)
+    if location is None:
+        return False
+    try:
+        if _stored_text(location, _mode_of(node.name)) != text:
+            return False
+    except ValueError:
+        return False
+    session = getattr(item.config, "_syrupy", None)
+    if session is not None:
+        files = item.config.stash.setdefault(_MATCHES_KEY, {})
+        record = files.get((extension, location))
+        if record is None or record.session is not session:  # one syrupy session per pytest config
+            record = files[(extension, location)] = _FileMatches(session, extension(), PyTestLocation(node))
+            session.register_request(record)
+        record.executions[node.name] = _Match(location, node.name)
+    return True
+
+
 def check(item: Any, extension: type[CaseSnapshotExtension], entry: Any, what: str, shown: Any) -> list[str]:
     """Compare one item's ``entry`` with its reviewed snapshot through syrupy (``--snapshot-update`` writes it): the
-    failure lines, per field; none when it matches. ``shown`` turns a path into what the message names."""
+    failure lines, per field; none when it matches. ``shown`` turns a path into what the message names. A match is
+    found by comparing canonical texts against the file's, spelled once per file and mode (``matched``); syrupy's
+    assertion is built for everything else."""
+    if matched(item, extension, _text(entry)):
+        return []
     option = item.config.option
     assertion = SnapshotAssertion(
         session=getattr(item.config, "_syrupy", None) or NoSyrupy(),  # type: ignore[arg-type]
