@@ -100,3 +100,39 @@ def test_report_pages_data_is_one_escaped_dump_whatever_the_rows_hold(data: dict
     assert embedded == whole.replace("<", "\\u003c").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
     assert not {"<", "\u2028", "\u2029"} & set(embedded)
     assert json.loads(embedded) == page
+
+
+@given(request=st.dictionaries(st.text(max_size=12), json_values, max_size=8))
+def test_a_request_spelled_from_its_fields_is_one_sorted_dump(request: dict[str, object]) -> None:
+    """The request check puts a request's canonical text together from its fields' texts (each value spelled once):
+    the same text, and the same field texts, as dumping the whole request and each field."""
+    from conformance.engine.request_check import _spelled_request, canonical
+
+    text, fields = _spelled_request(request)
+    assert text == canonical(request)
+    assert list(fields) == sorted(request) and fields == {key: canonical(request[key]) for key in request}
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow])
+@given(rows=st.lists(st.dictionaries(st.sampled_from(["case", "provider", "mode", "outcome", "turns", "waived", "x"]),
+                                     json_values, max_size=6), max_size=4),
+       extra=st.dictionaries(st.sampled_from(["summary", "providers", "findings", "measured"]), json_values))
+def test_the_reports_written_in_pieces_are_the_texts_rendered_whole(rows: list[dict[str, object]],
+                                                                   extra: dict[str, object]) -> None:
+    """The report writer encodes report.json and report.html piece by piece (``encoded_reports``): the bytes are
+    those of the whole texts, spelled here at once (report.json: one sorted dump per row, a line each; report.html:
+    the page's data dumped once and escaped)."""
+    from conformance.report.build import render_json_chunks
+    from conformance.report.html import DATA_MARK, _dumped, _page_data, page_template, render_html_chunks
+
+    report = {"summary": {}, "providers": [], **extra,
+              "results": [{**row, "turns": row["turns"] if isinstance(row.get("turns"), list) and all(
+                  isinstance(turn, dict) for turn in row["turns"]) else []} for row in rows]}
+    lines = ["{", *(f"  {json.dumps(key)}: {json.dumps(report[key], sort_keys=True, ensure_ascii=False)},"
+                    for key in sorted(report) if key != "results")]
+    texts = [json.dumps(row, sort_keys=True, ensure_ascii=False, separators=(",", ":")) for row in report["results"]]
+    lines += ['  "results": [', ",\n".join(f"    {text}" for text in texts), "  ]"] if texts else ['  "results": []']
+    whole = "\n".join([*lines, "}"]) + "\n"
+    assert b"".join(piece.encode("utf-8") for piece in render_json_chunks(report)) == whole.encode("utf-8")
+    page = page_template().replace(DATA_MARK, _dumped(_page_data(report)))
+    assert b"".join(piece.encode("utf-8") for piece in render_html_chunks(report)) == page.encode("utf-8")

@@ -117,17 +117,28 @@ class _Spelled:
                                       [(tool.name, tool.description, dict(tool.parameters)) for tool in task.tools]]))
 
 
+def _spelled_request(request: dict[str, Any]) -> tuple[str, dict[str, str]]:
+    """The request's canonical text and each top-level field's, by key, in key order: each value spelled once. With
+    string keys (every JSON object) the whole text is put together from the fields' texts, which is what one sorted
+    dump writes; any other key is spelled by ``json`` as before."""
+    if all(type(key) is str for key in request):
+        fields = {key: canonical(request[key]) for key in sorted(request)}
+        return "{" + ",".join(f"{canonical(key)}:{value}" for key, value in fields.items()) + "}", fields
+    return canonical(request), {str(key): canonical(value)
+                                for key, value in sorted(request.items(), key=lambda item: str(item[0]))}
+
+
 def _check_one(adapter: Adapter, task: Task, spelled: _Spelled, request: dict[str, Any],
                transcript: Sequence[TranscriptEntry], rebuild: bool, parts: RequestParts) -> dict[str, Any]:
-    text = canonical(request)
+    text, fields = _spelled_request(request)
+    encoded = text.encode("utf-8")
     record: dict[str, Any] = {
-        "bytes": len(text.encode("utf-8")),
+        "bytes": len(encoded),
         "prefix_bytes": len(canonical(parts.prefix).encode("utf-8")),
-        "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()[:16],
+        "sha256": hashlib.sha256(encoded).hexdigest()[:16],
         # Each top-level field by the digest of its value, so an upgrade's diff names the fields that moved
         # (``max_tokens`` gone, ``max_completion_tokens`` new) without the report keeping the request itself.
-        "fields": {str(key): hashlib.sha256(canonical(value).encode("utf-8")).hexdigest()[:8]
-                   for key, value in sorted(request.items(), key=lambda item: str(item[0]))},
+        "fields": {key: hashlib.sha256(value.encode("utf-8")).hexdigest()[:8] for key, value in fields.items()},
     }
     problems: list[str] = []
     conversation = list(adapter.read_history(parts.history)) if adapter.read_history is not None else None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import platform
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -16,7 +16,7 @@ from conformance.errors import InputError, Problem
 from conformance.kit.types import USAGE_FIELDS
 from conformance.report import files as reportfiles
 from conformance.report.findings import find_all
-from conformance.report.html import render_html
+from conformance.report.html import render_html, render_html_chunks
 from conformance.report.markdown import escape_cell
 
 SCHEMA_VERSION = 1
@@ -124,19 +124,28 @@ def _signature(row: Row) -> tuple[tuple[str, ...], str]:
 def render_json(report: dict[str, Any]) -> str:
     """Sorted keys, one result row per line: rows diff line by line, and the C encoder does the work (an
     indented dump runs the pure-Python encoder over every row)."""
-    lines = ["{"]
+    return "".join(render_json_chunks(report))
+
+
+def render_json_chunks(report: dict[str, Any]) -> Iterator[str]:
+    """``render_json``'s text in pieces, one row at a time, so that a writer can encode it without the whole text
+    (or every row's) held at once."""
+    yield "{"
     for key in sorted(report):
         if key != "results":
-            lines.append(f"  {json.dumps(key)}: "
-                         f"{json.dumps(report[key], sort_keys=True, ensure_ascii=False, allow_nan=False)},")
-    rows = [json.dumps(row, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-            for row in report["results"]]
-    if rows:
-        lines += ['  "results": [', ",\n".join(f"    {row}" for row in rows), "  ]"]
+            value = json.dumps(report[key], sort_keys=True, ensure_ascii=False, allow_nan=False)
+            yield f"\n  {json.dumps(key)}: {value},"
+    if not report["results"]:
+        yield '\n  "results": []'
     else:
-        lines.append('  "results": []')
-    lines.append("}")
-    return "\n".join(lines) + "\n"
+        yield '\n  "results": ['
+        separator = "\n"
+        for row in report["results"]:
+            text = json.dumps(row, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+            yield f"{separator}    {text}"
+            separator = ",\n"
+        yield "\n  ]"
+    yield "\n}\n"
 
 
 def _cell(row: Row, differs: set[tuple[str, str, str]]) -> str:
@@ -388,9 +397,20 @@ def render_reports(report: dict[str, Any]) -> dict[str, str]:
             "report.html": render_html(report)}
 
 
+def encoded_reports(report: dict[str, Any]) -> dict[str, bytes]:
+    """``render_reports``' texts as UTF-8, each encoded piece by piece (``render_json_chunks``,
+    ``render_html_chunks``): a report of thousands of rows is held once, as bytes, rather than as its text, its
+    pieces and the encoded copy together (a text with one character past Latin-1 takes two or four bytes a
+    character)."""
+    return {"report.json": b"".join(piece.encode("utf-8") for piece in render_json_chunks(report)),
+            "report.md": render_markdown(report).encode("utf-8"),
+            "report.html": b"".join(piece.encode("utf-8") for piece in render_html_chunks(report))}
+
+
 def write_reports(report: dict[str, Any], directory: Path) -> list[Path]:
-    """Render the three reports, then write them as one set (``conformance.report.files``)."""
-    return reportfiles.write_reports(render_reports(report), directory)
+    """Render the three reports, then write them as one set (``conformance.report.files``); rendering errors
+    surface before anything is written."""
+    return reportfiles.write_reports(encoded_reports(report), directory)
 
 
 def _correlation_problems(row: Row) -> list[str]:

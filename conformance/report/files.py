@@ -17,7 +17,7 @@ import signal
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from filelock import FileLock, Timeout
@@ -44,7 +44,7 @@ def _raise_terminated(signum: int, frame: object) -> None:
     raise Terminated()
 
 
-def write_reports(texts: dict[str, str], directory: Path) -> list[Path]:
+def write_reports(texts: Mapping[str, str | bytes], directory: Path) -> list[Path]:
     """Write the named report texts into ``directory`` as one set (see the module docstring).
 
     Raises InputError, naming the folder, when it cannot be written (a file in its place, no permission, a
@@ -65,7 +65,7 @@ def write_reports(texts: dict[str, str], directory: Path) -> list[Path]:
     return [directory / name for name in texts]
 
 
-def _write_set(texts: dict[str, str], directory: Path) -> None:
+def _write_set(texts: Mapping[str, str | bytes], directory: Path) -> None:
     sets = directory / SETS
     # Never through a link: a `.sets` (or `.current`) that points elsewhere would make the clean-up below remove
     # whatever it points at (docs/hardening.md).
@@ -88,9 +88,10 @@ def _write_set(texts: dict[str, str], directory: Path) -> None:
     _remove_old_sets(sets, keep=folder.name)
 
 
-def _write_file(path: Path, text: str) -> None:
-    with open(path, "w", encoding="utf-8") as stream:
-        stream.write(text)
+def _write_file(path: Path, text: str | bytes) -> None:
+    """One report file, from its text or its UTF-8 bytes."""
+    with open(path, "wb") as stream:
+        stream.write(text if isinstance(text, bytes) else text.encode("utf-8"))
         stream.flush()
         os.fsync(stream.fileno())
     os.chmod(path, 0o666 & ~_umask())  # a report is for everyone to read, as any file the user writes

@@ -7,25 +7,36 @@ the page builds the DOM with ``textContent`` only, so text that came from a fixt
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from functools import cache
 from importlib.resources import files
 from typing import Any
 
 # Fields of a row the page needs; the rest of report.json stays out of the page to keep it small.
+DATA_MARK = "/*DATA*/"
+"""Where the page template takes its data."""
 ROW_FIELDS = ("case", "scenario", "title", "provider", "mode", "expected", "override", "outcome", "detail",
               "passed", "failures", "turns", "correlation", "usage")
 TURN_FIELDS = ("turn", "fixture", "kind", "reason", "source", "raw", "raw_type", "detail", "http_status", "calls",
                "text", "usage", "raw_usage", "stream", "request")
 
 
-def _page_data(report: dict[str, Any]) -> dict[str, Any]:
-    rows = []
-    for row in report["results"]:
-        slim = {name: row.get(name) for name in ROW_FIELDS}
-        if row.get("waived"):  # only on a waived row, so a report without waivers keeps its page byte for byte
-            slim["waived"] = row["waived"]
-        slim["turns"] = [{name: turn.get(name) for name in TURN_FIELDS} for turn in row.get("turns") or []]
-        rows.append(slim)
+def _slim(row: dict[str, Any]) -> dict[str, Any]:
+    """What the page shows of one row."""
+    slim = {name: row.get(name) for name in ROW_FIELDS}
+    if row.get("waived"):  # only on a waived row, so a report without waivers keeps its page byte for byte
+        slim["waived"] = row["waived"]
+    slim["turns"] = [{name: turn.get(name) for name in TURN_FIELDS} for turn in row.get("turns") or []]
+    return slim
+
+
+class _Slimmed(list):  # type: ignore[type-arg]
+    """The report's rows, each made slim (``_slim``) only when the page's data is written."""
+
+
+def _page_data(report: dict[str, Any], lazy: bool = False) -> dict[str, Any]:
+    """The page's data; ``lazy``: its rows are the report's own, slimmed as they are written (``_embedded_chunks``)."""
+    rows = _Slimmed(report["results"]) if lazy else [_slim(row) for row in report["results"]]
     data = {"summary": report["summary"], "providers": report["providers"], "results": rows,
             "differs": report.get("differs", []), "findings": report.get("findings", []),
             "measured": report.get("measured")}
@@ -48,15 +59,25 @@ def _embedded_json(data: dict[str, Any]) -> str:
     """``json.dumps(data, sort_keys=True)``, escaped, written out key by key and row by row: the escaping then
     scans each row's short text rather than the whole page's, which at thousands of rows is most of the page's
     cost. The text is the same as one dump's (its separators are ``", "`` and ``": "``)."""
-    parts = []
+    return "".join(_embedded_chunks(data))
+
+
+def _embedded_chunks(data: dict[str, Any]) -> Iterator[str]:
+    """``_embedded_json``'s text in pieces, a row at a time."""
+    separator = "{"
     for key in sorted(data):
         value = data[key]
+        yield f"{separator}{_dumped(key)}: "
+        separator = ", "
         if key == "results" and isinstance(value, list):
-            rendered = "[" + ", ".join(_dumped(row) for row in value) + "]"
+            yield "["
+            slim = isinstance(value, _Slimmed)
+            for index, row in enumerate(value):
+                yield (", " if index else "") + _dumped(_slim(row) if slim else row)
+            yield "]"
         else:
-            rendered = _dumped(value)
-        parts.append(f"{_dumped(key)}: {rendered}")
-    return "{" + ", ".join(parts) + "}"
+            yield _dumped(value)
+    yield "}" if separator == ", " else "{}"
 
 
 @cache
@@ -67,4 +88,15 @@ def page_template() -> str:
 
 def render_html(report: dict[str, Any]) -> str:
     """The self-contained report.html: the report as JSON data and a page that renders it."""
-    return page_template().replace("/*DATA*/", _embedded_json(_page_data(report)))
+    return "".join(render_html_chunks(report))
+
+
+def render_html_chunks(report: dict[str, Any]) -> Iterator[str]:
+    """``render_html``'s text in pieces: the page around its data, the data a row at a time."""
+    before, marker, after = page_template().partition(DATA_MARK)
+    if not marker or DATA_MARK in after:  # not one place for the data: the page as ``str.replace`` makes it
+        yield page_template().replace(DATA_MARK, _embedded_json(_page_data(report)))
+        return
+    yield before
+    yield from _embedded_chunks(_page_data(report, lazy=True))
+    yield after

@@ -250,7 +250,11 @@ class CaseSnapshotExtension(AbstractSyrupyExtension):
         config = getattr(test_location.item, "config", None)
         if config is not None and config.stash.get(NODE_IDS_KEY, False):
             return SnapshotCollections()
-        return super().discover_snapshots(test_location=test_location, ignore_extensions=ignore_extensions)
+        found = super().discover_snapshots(test_location=test_location, ignore_extensions=ignore_extensions)
+        session = getattr(config, "_syrupy", None)
+        if session is not None:  # which extension deletes a file's unused modes (``matched`` skips the early walk)
+            session._extensions.update({collection.location: self for collection in found if collection.has_snapshots})
+        return found
 
     def read_snapshot_collection(self, *, snapshot_location: str) -> SnapshotCollection:
         """One snapshot per mode the file holds; an unreadable file holds none (unused unless an item rewrites it)."""
@@ -436,6 +440,12 @@ def matched(item: Any, extension: type[CaseSnapshotExtension], text: str) -> boo
         record = files.get((extension, location))
         if record is None or record.session is not session:  # one syrupy session per pytest config
             record = files[(extension, location)] = _FileMatches(session, extension(), PyTestLocation(node))
+            # Syrupy walks the snapshot folder when an assertion of a folder first registers, and again when its
+            # report is built at the session's end; the first walk reads every file before any item has (nothing
+            # is cached yet), the second reads only the modes the items left in the cache. The walk at the end is
+            # enough: it finds the files and says which extension owns each (``discover_snapshots``).
+            session._locations_discovered[record.extension.discovery_dirname(test_location=record.test_location)
+                                          ].add(extension)
             session.register_request(record)
         record.executions[node.name] = _Match(location, node.name)
     return True
