@@ -192,7 +192,9 @@ class CaseSnapshotExtension(AbstractSyrupyExtension):
     suffix = ".json"
     file_extension = "json"
     snapshot_dirname = SNAPSHOT_FOLDER  # its own: --snapshot-dirname rebinds only syrupy's base class
-    write_immediately = True  # each item merges its key into the shared file at once, under the file's lock
+    # Queued by syrupy and written at the session's end, one write per file holding every mode the session wrote
+    # (merged under the file's lock with what other processes wrote): a fresh task set writes each file once.
+    write_immediately = False
 
     @classmethod
     def dirname(cls, *, test_location: PyTestLocation) -> str:
