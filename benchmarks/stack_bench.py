@@ -9,8 +9,9 @@ SDK on Chat Completions bodies (a tool call, then the answer), so each line make
 - the bare SDK against the loopback replay server: what the socket and HTTP layer add;
 - a whole stack row (``openai-chat@openai-sdk``, body mode), in process and through the loopback server: what the
   engine adds (the loop, the checks, the report row) on top of the SDK's two calls;
-- the same row as each telemetry lane of Chat Completions (the instrumentation installed around the row, its spans
-  read back), when the telemetry extra is installed;
+- the same row as each telemetry lane of Chat Completions (its spans read back), when the telemetry extra is
+  installed: the instrumentation installed once for the lane's rows (``conformance run``), and around each row (a
+  pytest item); the last column is each line's time beside the in-process stack row's;
 - vcrpy replaying the two interactions with one cassette loaded per row, the way pytest-recording wraps each test
   (only when vcrpy is installed: ``pip install vcrpy``; it is not a dependency of the suite);
 - pytest-recording itself against the stack lane, each as N pytest tests in a fresh pytest process (one cassette per
@@ -170,17 +171,28 @@ def _pytest_rates(rows: int, sent: list[dict[str, Any]], cassette: Path, base: s
 
 
 def _telemetry_rates(rows: int, calls: int, case: Case, chat: Any) -> list[tuple[str, float]]:
-    """The same stack row as a telemetry lane (docs/telemetry.md): the instrumentation installed and removed around
-    each row, its spans kept in memory and read back (only when the telemetry extra is installed)."""
+    """The same stack row as a telemetry lane (docs/telemetry.md), its spans kept in memory and read back (only when
+    the telemetry extra is installed): with the instrumentation installed once for the lane's rows, as ``conformance
+    run`` runs them (``keeping``), and installed and removed around each row, as one pytest item runs."""
     from conformance.stacks.stack import select_stacks
+    from conformance.stacks.telemetry import keeping
 
     lanes = [lane for lane in select_stacks(["telemetry"]) if lane.provider == "openai-chat"]
     if any(lane.skip_reason() for lane in lanes):
         print("the telemetry extra is not installed: its lines are left out (pip install 'llm-conformance[telemetry]')")
         return []
-    return [_rate(f"telemetry lane {lane.row_id}, in process", calls,
-                  lambda lane=lane: [run_stack_case(case, lane, chat, "body", True) for _ in range(rows)])
-            for lane in sorted(lanes, key=lambda lane: lane.row_id)]
+
+    def kept(lane: Any) -> None:
+        with keeping():
+            for _ in range(rows):
+                run_stack_case(case, lane, chat, "body", True)
+
+    results = []
+    for lane in sorted(lanes, key=lambda lane: lane.row_id):
+        results.append(_rate(f"telemetry lane {lane.row_id}, in process", calls, lambda lane=lane: kept(lane)))
+        results.append(_rate("  the same, installed and removed per row", calls,
+                             lambda lane=lane: [run_stack_case(case, lane, chat, "body", True) for _ in range(rows)]))
+    return results
 
 
 def main() -> None:
@@ -218,10 +230,10 @@ def main() -> None:
                          lambda: [run_stack_case(case, stack, chat, "body") for _ in range(rows)]))
     results += _telemetry_rates(rows, calls, case, chat)
     results += _vcr_rates(rows, sent, cases)
-    floor = results[0][1]
-    print(f"{'path (two SDK calls per row)':66} {'calls/s':>9} {'× floor':>8}")
+    floor, row = results[0][1], results[2][1]
+    print(f"{'path (two SDK calls per row)':66} {'calls/s':>9} {'× floor':>8} {'× stack row':>12}")
     for label, rate in results:
-        print(f"{label:66} {rate:9.0f} {floor / rate:8.2f}")
+        print(f"{label:66} {rate:9.0f} {floor / rate:8.2f} {row / rate:12.2f}")
 
 
 if __name__ == "__main__":

@@ -10,8 +10,10 @@ CLI walks the plan itself and prints its summary; pytest makes one test item per
 
 from __future__ import annotations
 
+import functools
 import gc
 import json
+import multiprocessing
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,11 +27,12 @@ from conformance.engine.registry import select_adapters
 from conformance.engine.rows import Mode, Row
 from conformance.engine.runner import run_case_with_requests
 from conformance.engine.settings import required
-from conformance.engine.shard import split
+from conformance.engine.shard import item_cost, split
 from conformance.kit.adapter import Adapter
 from conformance.stacks.agent import agent_row
 from conformance.stacks.runner import run_stack_case
 from conformance.stacks.stack import Stack, select_stacks
+from conformance.stacks.telemetry import KEPT, keeping
 
 PARTIAL_HINT = "--conformance-report-partial writes them anyway"
 
@@ -96,7 +99,15 @@ class Run:
     def execute(self, item: Planned) -> tuple[Row, Exception | None, list[dict[str, Any]]]:
         """Run one planned item and keep its row: the row, the adapter's or stack's exception (or None), and the
         requests sent."""
+        result = self.run_item(item)
+        self.keep(result[0])
+        return result
+
+    def run_item(self, item: Planned) -> tuple[Row, Exception | None, list[dict[str, Any]]]:
+        """Run one planned item (``execute`` without keeping its row)."""
         assert item.mode is not None, "a not-recorded item has nothing to run"
+        if item.stack is None or item.stack.loop is not None:
+            KEPT.release()  # no row but a telemetry lane's runs under its instrumentation
         if item.stack is None:
             result = run_case_with_requests(item.case, item.lane, self.adapters[base_provider(item.lane)], item.mode)
         elif item.stack.loop is not None:  # the team's own loop, run whole (conformance.stacks.agent)
@@ -104,8 +115,39 @@ class Run:
         else:
             result = run_stack_case(item.case, item.stack, self.adapters[item.stack.provider], item.mode,
                                     self.in_process)
-        self.keep(result[0])
         return result
+
+    def execute_all(self, items: Sequence[Planned], jobs: int = 1) -> None:
+        """Run the items and keep their rows in the order of ``items``, whatever order they ran in: lane by lane, each
+        lane's rows one after another (a telemetry lane's instrumentation installed once for them,
+        ``conformance.stacks.telemetry.keeping``), over ``jobs`` processes when more than one (forked: each starts its
+        own replay server). The report is the same byte for byte as a serial run's: its rows, and the findings built
+        from them, follow the order they are kept in."""
+        lanes: dict[str, list[int]] = {}
+        for index, item in enumerate(items):
+            lanes.setdefault(item.lane, []).append(index)
+        groups = list(lanes.values())
+        texts: list[str] = [""] * len(items)
+        done: Iterable[list[tuple[int, str]]]
+        if jobs <= 1 or len(groups) <= 1:
+            done = map(functools.partial(_run_lane_rows, self, items), groups)
+        else:
+            # The costliest lanes first, so the last to finish are short ones (``item_cost``: turns, stacks x8).
+            groups.sort(key=lambda group: -sum(_cost(items[index]) for index in group))
+            _FORKED.update(run=self, items=items)
+            context = multiprocessing.get_context("fork")
+            pool = context.Pool(min(jobs, len(groups)))
+            try:
+                done = list(pool.imap_unordered(_run_forked_lane, groups))
+            finally:
+                pool.terminate()
+                _FORKED.clear()
+        for group in done:
+            for index, text in group:
+                texts[index] = text
+        for index, text in enumerate(texts):
+            self.rows.append(text)
+            self.ran.add((items[index].case.id, json.loads(text)["provider"]))
 
     def keep(self, row: Row) -> None:
         """Keep a row for the report."""
@@ -190,6 +232,28 @@ class Run:
         from conformance.report.build import write_reports  # noqa: PLC0415
 
         return write_reports(report, directory)
+
+
+def _run_lane_rows(run: Run, items: Sequence[Planned], indices: Sequence[int]) -> list[tuple[int, str]]:
+    """One lane's items, in order, as (index, the row as JSON text); the lane's instrumentation kept installed."""
+    done: list[tuple[int, str]] = []
+    with keeping():
+        for index in indices:
+            row = run.run_item(items[index])[0]
+            done.append((index, json.dumps(row, separators=(",", ":"))))
+    return done
+
+
+def _cost(item: Planned) -> int:
+    return item_cost(item.case, item.stack.provider if item.stack is not None else item.lane, item.stack is not None)
+
+
+_FORKED: dict[str, Any] = {}
+"""The run and its items, as a forked worker of ``Run.execute_all`` inherits them (only indices are sent)."""
+
+
+def _run_forked_lane(indices: Sequence[int]) -> list[tuple[int, str]]:
+    return _run_lane_rows(_FORKED["run"], _FORKED["items"], indices)
 
 
 def stopped_early_message(rows: int, directory: Path | str, hint: str = PARTIAL_HINT) -> str:

@@ -408,3 +408,29 @@ def test_help_loads_the_parsers_and_nothing_a_command_needs_only_when_it_runs() 
              "conformance.engine.settings", "conformance.report.files", "conformance.engine.yamlfile", "venv"}
     assert not heavy & loaded, sorted(heavy & loaded)
     assert len(loaded) <= 150, len(loaded)
+
+
+# ---- Lanes over processes --------------------------------------------------------------------------------------
+
+def test_run_over_two_processes_writes_the_reports_of_a_serial_run_byte_for_byte(tmp_path: Path) -> None:
+    # No LiteLLM lane: LiteLLM makes up a new response id per call when the vendor's has none, so its rows differ
+    # from run to run however they are run.
+    selection = ("--stack", "openai-chat@openai-sdk", "--stack", "openai-chat@openai-sdk+otel",
+                 "--stack", "anthropic-messages@anthropic-sdk+openllmetry", "--stack", "bedrock-converse@langchain",
+                 "--case", "normal", "--case", "cached_usage", "--case", "http_quota")
+    serial = run_cli("run", *OWN, *selection, "--report-dir", str(tmp_path / "serial"))
+    assert serial.returncode == 0, serial.stderr
+    # A process of its own: the pool forks it, and a test worker has threads of its own that a fork would copy.
+    forked = subprocess.run([sys.executable, "-m", "conformance", "run", *OWN, *selection, "--jobs", "2",
+                             "--report-dir", str(tmp_path / "forked")], capture_output=True, text=True, check=False)
+    assert forked.returncode == 0, forked.stderr
+    lanes = {provider for _, provider, _ in _rows(tmp_path / "serial")}
+    assert {"openai-chat@openai-sdk+otel", "bedrock-converse@langchain", "openai-chat"} <= lanes
+    for name in ("report.json", "report.md", "report.html"):
+        assert (tmp_path / "forked" / name).read_bytes() == (tmp_path / "serial" / name).read_bytes(), name
+
+
+@pytest.mark.parametrize("jobs", ["0", "-1", "two"])
+def test_run_refuses_a_job_count_that_is_not_a_positive_number_or_auto(jobs: str, tmp_path: Path) -> None:
+    completed = run_cli("run", *OWN, "--jobs", jobs, "--report-dir", str(tmp_path))
+    assert completed.returncode == 2 and "--jobs" in completed.stderr and "auto" in completed.stderr

@@ -16,6 +16,7 @@ from conformance.kit.types import ModelResponse
 from conformance.report.diff import compare
 from conformance.report.findings import find_all
 from conformance.report.telemetry import compare_turn, read_spans
+from conformance.session import Run
 from conformance.stacks import telemetry
 from conformance.stacks.runner import run_stack_case
 from conformance.stacks.sdk import instrumentations
@@ -283,3 +284,104 @@ def test_a_count_written_as_text_is_a_type_finding() -> None:
     turn = {"turn": 1, "kind": "text", "raw": "", "usage": {"input_tokens": 500}, "calls": []}
     fields = [finding[0] for finding in compare_turn(turn, {"spans": 1, "attributes": reading})]
     assert "gen_ai.usage.input_tokens:type" in fields and "gen_ai.usage.input_tokens" not in fields
+
+
+# ---- A lane's instrumentation installed once for its rows (conformance run) -------------------------------------
+
+
+class _Counted:
+    """A team's instrumentation that counts its installs and removals and says whether it is installed now."""
+
+    def __init__(self) -> None:
+        self.installs = self.removals = 0
+        self.now = False
+
+    def install(self, provider: Any) -> Any:
+        self.installs += 1
+        self.now = True
+        _install(provider)
+
+        def remove() -> None:
+            self.removals += 1
+            self.now = False
+            _TRACER.clear()
+        return remove
+
+
+def _run_with(*stacks: Any) -> Run:
+    return Run(known={"openai-chat": CHAT}, adapters={"openai-chat": CHAT}, stacks=list(stacks), required=[])
+
+
+def _body_items(run: Run, *case_ids: str) -> list[Any]:
+    return [item for case_id in case_ids for item in run.plan(BY_ID[case_id])
+            if item.mode == "body" and item.stack is not None]
+
+
+def test_a_telemetry_lane_installs_its_instrumentation_once_for_its_rows_not_per_row() -> None:
+    counted = _Counted()
+    lane = dataclasses.replace(_team_stack(True), telemetry=dataclasses.replace(
+        _team_stack(True).telemetry, install=counted.install))
+    seen_by_sdk_rows: list[bool] = []
+
+    def sdk_call(task: Any, transcript: Any, endpoint: Any) -> ModelResponse:
+        seen_by_sdk_rows.append(counted.now)
+        return SDK.call(task, transcript, endpoint)  # type: ignore[return-value]
+
+    sdk = dataclasses.replace(SDK, call=sdk_call)
+    run = _run_with(sdk, lane)
+    cases = ("normal", "cached_usage", "parallel_tool_calls", "http_quota")
+    items = _body_items(run, *cases)  # case by case: the SDK's row, then the lane's, four times over
+    assert [item.lane for item in items[:2]] == [sdk.row_id, lane.row_id]
+    run.execute_all(items)
+    assert (counted.installs, counted.removals, counted.now) == (1, 1, False)
+    assert seen_by_sdk_rows and not any(seen_by_sdk_rows)  # the SDK's own rows never ran instrumented
+    rows = [json.loads(text) for text in run.rows]
+    assert [(row["case"], row["provider"]) for row in rows] == [(item.case.id, item.lane) for item in items]
+    lane_rows = [row for row in rows if row["provider"] == lane.row_id]
+    assert len(lane_rows) == len(cases)
+    assert all(turn["spans"] == 1 for row in lane_rows for turn in row["telemetry"]["turns"])
+
+    counted.installs = counted.removals = 0  # one row at a time (a pytest item, run_stack_case alone): one each
+    for case_id in cases[:2]:
+        run_stack_case(BY_ID[case_id], lane, CHAT, "body", in_process=True)
+    assert (counted.installs, counted.removals) == (2, 2)
+
+
+def test_a_row_of_another_lane_removes_the_kept_instrumentation_first() -> None:
+    counted = _Counted()
+    lane = dataclasses.replace(_team_stack(True), telemetry=dataclasses.replace(
+        _team_stack(True).telemetry, install=counted.install))
+    with telemetry.keeping():
+        run_stack_case(BY_ID["normal"], lane, CHAT, "body", in_process=True)
+        run_stack_case(BY_ID["cached_usage"], lane, CHAT, "body", in_process=True)
+        assert (counted.installs, counted.now) == (1, True)
+        run_stack_case(BY_ID["normal"], SDK, CHAT, "body", in_process=True)
+        assert (counted.removals, counted.now) == (1, False)
+        with installed(lane.telemetry):  # an install of its own takes the kept one's place, never beside it
+            assert counted.installs == 2
+    assert (counted.installs, counted.removals, counted.now) == (2, 2, False)
+
+
+def test_an_instrumentation_that_fails_to_install_is_each_kept_rows_named_error(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TEAM_SWITCH", raising=False)
+    attempts: list[int] = []
+
+    def install(provider: Any) -> Any:
+        attempts.append(1)
+        raise ImportError("cannot import name 'instruments'")
+
+    broken = Instrumentation(id="broken", providers=("openai-chat",), install=install, requires=(),
+                             environment={"TEAM_SWITCH": "on"})
+    lane = with_telemetry(SDK, broken)
+    run = _run_with(lane)
+    items = _body_items(run, "normal", "cached_usage", "http_quota")
+    run.execute_all(items)
+    rows = [json.loads(text) for text in run.rows]
+    assert len(rows) == len(attempts) == 3  # each row tried, and each says why it could not
+    for row in rows:
+        assert not row["passed"]
+        assert "the instrumentation 'broken' did not install: ImportError: cannot import name 'instruments'" in \
+            row["failures"][0], row["failures"]
+    assert "TEAM_SWITCH" not in __import__("os").environ
+    assert telemetry.KEPT.instrumentation is None

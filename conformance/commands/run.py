@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -42,10 +43,22 @@ def add_parser(commands: Any) -> None:
                         help="where to write the reports (default: the conformance_report setting, else reports)")
     output.add_argument("--verbose", "-v", action="store_true",
                         help="print the whole report.md instead of the summary (totals, failures, differing cells)")
+    output.add_argument("--jobs", "-j", type=_jobs, default=1, metavar="N",
+                        help="run the lanes over N processes (auto: one per core); the reports are the same byte for "
+                             "byte as with 1, the default (docs/cli.md)")
     sharding = run.add_argument_group("sharding")
     sharding.add_argument("--shard", metavar="I/N",
                           help="run only shard I of N: whole cases, split evenly by estimated cost; merge the N "
                                "report.json files with `conformance merge` (docs/ci.md, \"Shards\")")
+
+
+def _jobs(text: str) -> int:
+    """``--jobs``: a positive count, or ``auto`` for one process per core."""
+    if text == "auto":
+        return os.cpu_count() or 1
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive number of processes or auto, got {text!r}")
+    return int(text)
 
 
 def run(arguments: argparse.Namespace) -> int:
@@ -77,9 +90,7 @@ def run(arguments: argparse.Namespace) -> int:
     skipped = {stack.row_id: why for stack in session.stacks if (why := session.skip_reason(stack))}
     for lane, why in skipped.items():
         print(f"skipped stack {lane}: {why}", file=sys.stderr)
-    for item in items:
-        if item.stack is None or item.lane not in skipped:
-            session.execute(item)
+    session.execute_all([item for item in items if item.stack is None or item.lane not in skipped], arguments.jobs)
     selection = {name: value for name, value in (("case", arguments.case), ("keyword", arguments.keyword),
                                                  ("mode", arguments.mode), ("provider", arguments.provider)) if value}
     report = session.report(session.fixture_files(cases), selection, provenance=session.fixture_provenance(cases))

@@ -23,7 +23,7 @@ from conformance.replay.router import Replay, Session, session_fixtures
 from conformance.replay.server import BackgroundServer, session_base
 from conformance.report.telemetry import inference_spans, read_spans
 from conformance.stacks.stack import Endpoint, Stack
-from conformance.stacks.telemetry import Capture, installed, span_record
+from conformance.stacks.telemetry import KEPT, Capture, installed, span_record
 
 # Long enough for any run; the server's thread is a daemon and ends with the process.
 SERVER_SECONDS = 6 * 3600
@@ -56,6 +56,8 @@ def run_stack_case(case: Case, stack: Stack, reader: Adapter, mode: Mode = "body
     loopback server."""
     from conformance.engine.runner import run_lane  # noqa: PLC0415 - runner imports nothing of the stack lane
 
+    if stack.telemetry is None or stack.telemetry is not KEPT.instrumentation:
+        KEPT.release()  # a stack's own row, or another lane's, never runs under an instrumentation kept installed
     in_process = in_process and stack.in_process
     replay, base = (_IN_PROCESS, IN_PROCESS_BASE) if in_process else (shared_server().replay, shared_server().base)
     with replay.lock:
@@ -71,7 +73,8 @@ def run_stack_case(case: Case, stack: Stack, reader: Adapter, mode: Mode = "body
                 ) -> tuple[ModelResponse, dict[str, Any], dict[str, Any] | None]:
         if stack.telemetry is not None and not captures:
             try:  # installed on the row's first call, inside the lane: a failure is the row's error, named
-                captures.append(installs.enter_context(installed(stack.telemetry)))
+                captures.append(KEPT.capture_for(stack.telemetry) if KEPT.depth else
+                                installs.enter_context(installed(stack.telemetry)))
             except Exception as error:
                 raise TelemetryInstallError(f"the instrumentation {stack.telemetry.id!r} did not install: "
                                             f"{type(error).__name__}: {error}") from error

@@ -5,7 +5,9 @@ A telemetry lane is a stack lane with an ``Instrumentation`` beside it: ``openai
 openai SDK stack's rows run while OpenLLMetry's openai instrumentation is installed. Each call the stack's client
 makes is one turn; the spans that end during it are the instrumentation's account of that turn. They go to an
 in-memory exporter (``opentelemetry.sdk``'s ``InMemorySpanExporter`` behind a ``SimpleSpanProcessor``) and nowhere
-else; the instrumentation is installed for the row and removed after it, so no other row runs instrumented.
+else; the instrumentation is installed for the row and removed after it, so no other row runs instrumented. A run
+that keeps it (``keeping``: ``conformance run`` runs a lane's rows one after another) installs it once for the lane's
+rows and removes it before any other row.
 
 The reading kept in the row (``row["telemetry"]``) is per turn: how many inference spans ended, and their attributes
 under the convention's names (``conformance.report.telemetry`` compares them with the wire).
@@ -91,9 +93,17 @@ def _capture() -> Capture:
 @contextlib.contextmanager
 def installed(instrumentation: Instrumentation) -> Iterator[Capture]:
     """The instrumentation installed for the block, its spans going to this process's in-memory capture, removed
-    after it; one at a time in a process. Whatever happens (an install that fails, an uninstall that raises), the
-    client classes are put back as they were and the variables restored. The capture's provider is made once and
-    never shut down: an instrumentation may keep the tracer it was first given across uninstall and install."""
+    after it; one at a time in a process (one a lane keeps installed is removed first, ``Kept``). Whatever happens
+    (an install that fails, an uninstall that raises), the client classes are put back as they were and the
+    variables restored. The capture's provider is made once and never shut down: an instrumentation may keep the
+    tracer it was first given across uninstall and install."""
+    KEPT.release()
+    with _installed(instrumentation) as capture:
+        yield capture
+
+
+@contextlib.contextmanager
+def _installed(instrumentation: Instrumentation) -> Iterator[Capture]:
     with _LOCK:
         saved = {name: os.environ.get(name) for name in instrumentation.environment}
         before: Snapshot = []
@@ -117,6 +127,55 @@ def installed(instrumentation: Instrumentation) -> Iterator[Capture]:
                     os.environ.pop(name, None)
                 else:
                     os.environ[name] = value
+
+
+class Kept:
+    """The instrumentation a run keeps installed across the rows of its telemetry lanes, as a team installs it once
+    per process: installed on a lane's first row, removed when a row of anything else runs (another instrumentation's
+    lane, a stack alone) or the run's ``keeping`` block ends. Outside that block every row installs and removes its
+    own (``installed``)."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        """How many ``keeping`` blocks are open: rows keep their instrumentation installed only inside one."""
+        self.instrumentation: Instrumentation | None = None
+        self.capture: Capture | None = None
+        self.installs = 0
+        """How many times an instrumentation was installed for kept rows in this process."""
+        self._exit = contextlib.ExitStack()
+
+    def capture_for(self, instrumentation: Instrumentation) -> Capture:
+        """The capture of ``instrumentation``, installed now unless it already is; an install that raises is not
+        kept (the next row tries again, and fails with its own error)."""
+        if self.instrumentation is not instrumentation or self.capture is None:
+            self.release()
+            exit_stack = contextlib.ExitStack()
+            self.capture = exit_stack.enter_context(_installed(instrumentation))
+            self.instrumentation, self._exit = instrumentation, exit_stack
+            self.installs += 1
+        return self.capture
+
+    def release(self) -> None:
+        """Remove the kept instrumentation (its uninstall, the classes and variables put back), if one is."""
+        exit_stack, self._exit = self._exit, contextlib.ExitStack()
+        self.instrumentation = self.capture = None
+        exit_stack.close()
+
+
+KEPT = Kept()
+
+
+@contextlib.contextmanager
+def keeping() -> Iterator[Kept]:
+    """Inside the block, a telemetry lane's instrumentation stays installed from its first row to the last of a run
+    of its rows (``Kept``); removed when the block ends."""
+    KEPT.depth += 1
+    try:
+        yield KEPT
+    finally:
+        KEPT.depth -= 1
+        if KEPT.depth == 0:
+            KEPT.release()
 
 
 Snapshot = list[tuple[type, dict[str, Any]]]

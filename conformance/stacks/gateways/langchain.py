@@ -27,6 +27,7 @@ settings: its rows use the loopback server.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 from collections.abc import Mapping, Sequence
@@ -43,7 +44,7 @@ from conformance.providers.gemini.response import without_candidates
 from conformance.providers.openai_chat.response import FINISH_REASONS as CHAT_FINISHES
 from conformance.providers.openai_responses.response import INCOMPLETE_REASONS
 from conformance.stacks.gateways.common import Memory, raised, sdk_error
-from conformance.stacks.stack import Endpoint, Stack
+from conformance.stacks.stack import Endpoint, Stack, client_for
 from conformance.stacks.transports import genai_tls, shared_tls
 
 MEMORY = Memory()
@@ -69,8 +70,14 @@ REQUIRES = {
 
 
 def _chat_model(provider: str, task: Task, endpoint: Endpoint) -> Any:
+    """The session's chat model, built on its first turn and kept for the next (``client_for``), as a team keeps the
+    chat model it configured instead of building one per call."""
+    model, max_tokens = MODELS.get(provider, task.model), task.max_output_tokens
+    return client_for(endpoint, lambda endpoint: _configured(provider, model, max_tokens, endpoint))
+
+
+def _configured(provider: str, model: str, max_tokens: int | None, endpoint: Endpoint) -> Any:
     """The chat model a team would configure, pointed at the replay session."""
-    model = MODELS.get(provider, task.model)
     if provider in ("openai-chat", "openai-responses"):
         from langchain_openai import ChatOpenAI  # noqa: PLC0415 - an optional extra
         from openai import DefaultAsyncHttpxClient, DefaultHttpxClient  # noqa: PLC0415
@@ -79,7 +86,7 @@ def _chat_model(provider: str, task: Task, endpoint: Endpoint) -> Any:
         # documentation shows, and what mypy's view of the constructors does not take.
         options: dict[str, Any] = {
             "model": model, "base_url": endpoint.base_url + "/v1", "api_key": "sk-replay", "max_retries": 0,
-            "max_tokens": task.max_output_tokens, "stream_usage": True,
+            "max_tokens": max_tokens, "stream_usage": True,
             "use_responses_api": provider == "openai-responses",
             # Both clients with the shared TLS context (conformance.stacks.transports.shared_tls).
             "http_client": DefaultHttpxClient(verify=shared_tls()),
@@ -89,23 +96,51 @@ def _chat_model(provider: str, task: Task, endpoint: Endpoint) -> Any:
         from langchain_anthropic import ChatAnthropic  # noqa: PLC0415
 
         options = {"model": model, "base_url": endpoint.base_url, "api_key": "sk-ant-replay", "max_retries": 0,
-                   "max_tokens": task.max_output_tokens, "stream_usage": True}
+                   "max_tokens": max_tokens, "stream_usage": True}
         return ChatAnthropic(**options)
     if provider == "bedrock-converse":
-        os.environ.setdefault("AWS_EC2_METADATA_DISABLED", "true")
-        from botocore.config import Config  # noqa: PLC0415
         from langchain_aws import ChatBedrockConverse  # noqa: PLC0415
 
         options = {"model": model, "endpoint_url": endpoint.base_url, "region_name": "us-east-1",
                    "aws_access_key_id": "replay", "aws_secret_access_key": "replay",
-                   "max_tokens": task.max_output_tokens,
-                   "config": Config(retries={"total_max_attempts": 1, "mode": "standard"})}
+                   "max_tokens": max_tokens, "config": _bedrock_config(),
+                   # Both clients from one boto3 session, as a service shares its session (below).
+                   "client": _bedrock_client("bedrock-runtime", endpoint),
+                   "bedrock_client": _bedrock_client("bedrock", endpoint)}
         return ChatBedrockConverse(**options)
     from langchain_google_genai import ChatGoogleGenerativeAI  # noqa: PLC0415
 
     return ChatGoogleGenerativeAI(model=model, google_api_key="replay", base_url=endpoint.base_url, max_retries=0,
-                                  max_output_tokens=task.max_output_tokens,
+                                  max_output_tokens=max_tokens,
                                   client_args=genai_tls()["client_args"])  # the shared TLS context, for both sides
+
+
+def _bedrock_config() -> Any:
+    """The botocore configuration the Bedrock chat model is given: one attempt."""
+    from botocore.config import Config  # noqa: PLC0415
+
+    return Config(retries={"total_max_attempts": 1, "mode": "standard"})
+
+
+def _bedrock_client(service: str, endpoint: Endpoint) -> Any:
+    """A client of ``service`` at the session's URL with the configuration ``ChatBedrockConverse`` would give its own
+    (``_get_effective_config`` in ``langchain_aws/chat_models/bedrock_converse.py``: ours merged with its timeout and
+    retry fields, all unset here). Left to build them, the chat model makes a new boto3 ``Session`` per client
+    (``create_aws_client`` in ``langchain_aws/utils.py``), whose fresh botocore loader reads and parses the service
+    model and endpoint JSON again: two thirds of a Bedrock row's time."""
+    from botocore.config import Config  # noqa: PLC0415
+
+    config = _bedrock_config().merge(Config(connect_timeout=None, read_timeout=None, retries=None))
+    return _boto3_session().client(service, region_name="us-east-1", endpoint_url=endpoint.base_url, config=config)
+
+
+@functools.cache
+def _boto3_session() -> Any:
+    """One boto3 session with the replay's credentials for every Bedrock client of this process."""
+    os.environ.setdefault("AWS_EC2_METADATA_DISABLED", "true")  # before any client exists
+    import boto3  # noqa: PLC0415
+
+    return boto3.Session(aws_access_key_id="replay", aws_secret_access_key="replay")
 
 
 def _bound(provider: str, chat: Any, task: Task) -> Any:
