@@ -4,9 +4,17 @@ every test on loopback."""
 
 import os
 import socket
+import sys
 from typing import Any
 
 pytest_plugins = ["pytester"]
+
+# The tests start hundreds of Python processes (the CLI, pytest inside pytest, xdist workers, the gate's sides): each
+# would compile the project's modules again, and pytest rewrite every test module's assertions again, when bytecode
+# is not written (PYTHONDONTWRITEBYTECODE, set on some CI machines). The test session writes it, for its own
+# processes and the ones it starts, into the __pycache__ folders git ignores.
+if os.environ.pop("PYTHONDONTWRITEBYTECODE", None) is not None:
+    sys.dont_write_bytecode = False
 
 
 def pytest_make_parametrize_id(config: object, val: object, argname: str) -> str | None:
