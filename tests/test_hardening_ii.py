@@ -13,6 +13,7 @@ import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -471,6 +472,27 @@ def test_a_write_that_fails_before_the_swap_leaves_the_old_set(tmp_path: Path,
     with pytest.raises(InputError, match="No space left on device"):
         reportfiles.write_reports(_texts("new"), folder)
     assert {name: (folder / name).read_text() for name in _texts("")} == _texts("old")
+    assert len(list((folder / ".sets").iterdir())) == 1
+
+
+def test_a_report_written_in_pieces_is_whole_or_not_there(tmp_path: Path) -> None:
+    """report.json and report.html are written piece by piece as they are rendered: the pieces make the file, and a
+    rendering that fails half-way (the error raised to the caller) leaves the previous set, with no part of the
+    new one left behind."""
+    from conformance.report import files as reportfiles
+
+    folder = tmp_path / "reports"
+    reportfiles.write_reports({**_texts("old"), "report.json": iter(["{", '"é": 1', "}\n"])}, folder)
+    assert (folder / "report.json").read_bytes() == '{"é": 1}\n'.encode()
+
+    def broken() -> Iterator[str]:
+        yield "half a report"
+        raise ValueError("cannot render")
+
+    with pytest.raises(ValueError, match="cannot render"):
+        reportfiles.write_reports({**_texts("new"), "report.html": broken()}, folder)
+    assert (folder / "report.md").read_text() == "old report.md\n"
+    assert (folder / "report.json").read_bytes() == '{"é": 1}\n'.encode()
     assert len(list((folder / ".sets").iterdir())) == 1
 
 

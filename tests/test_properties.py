@@ -119,7 +119,7 @@ def test_a_request_spelled_from_its_fields_is_one_sorted_dump(request: dict[str,
        extra=st.dictionaries(st.sampled_from(["summary", "providers", "findings", "measured"]), json_values))
 def test_the_reports_written_in_pieces_are_the_texts_rendered_whole(rows: list[dict[str, object]],
                                                                    extra: dict[str, object]) -> None:
-    """The report writer encodes report.json and report.html piece by piece (``encoded_reports``): the bytes are
+    """The report writer encodes report.json and report.html piece by piece (``write_reports``): the bytes are
     those of the whole texts, spelled here at once (report.json: one sorted dump per row, a line each; report.html:
     the page's data dumped once and escaped)."""
     from conformance.report.build import render_json_chunks

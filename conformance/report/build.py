@@ -397,20 +397,11 @@ def render_reports(report: dict[str, Any]) -> dict[str, str]:
             "report.html": render_html(report)}
 
 
-def encoded_reports(report: dict[str, Any]) -> dict[str, bytes]:
-    """``render_reports``' texts as UTF-8, each encoded piece by piece (``render_json_chunks``,
-    ``render_html_chunks``): a report of thousands of rows is held once, as bytes, rather than as its text, its
-    pieces and the encoded copy together (a text with one character past Latin-1 takes two or four bytes a
-    character)."""
-    return {"report.json": b"".join(piece.encode("utf-8") for piece in render_json_chunks(report)),
-            "report.md": render_markdown(report).encode("utf-8"),
-            "report.html": b"".join(piece.encode("utf-8") for piece in render_html_chunks(report))}
-
-
 def write_reports(report: dict[str, Any], directory: Path) -> list[Path]:
-    """Render the three reports, then write them as one set (``conformance.report.files``); rendering errors
-    surface before anything is written."""
-    return reportfiles.write_reports(encoded_reports(report), directory)
+    """Render the three reports and write them as one set (``conformance.report.files``), report.json and
+    report.html piece by piece as they are rendered: a rendering error leaves the previous set as it was."""
+    return reportfiles.write_reports({"report.json": render_json_chunks(report), "report.md": render_markdown(report),
+                                      "report.html": render_html_chunks(report)}, directory)
 
 
 def _correlation_problems(row: Row) -> list[str]:

@@ -17,7 +17,7 @@ import signal
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 from filelock import FileLock, Timeout
@@ -44,8 +44,10 @@ def _raise_terminated(signum: int, frame: object) -> None:
     raise Terminated()
 
 
-def write_reports(texts: Mapping[str, str | bytes], directory: Path) -> list[Path]:
-    """Write the named report texts into ``directory`` as one set (see the module docstring).
+def write_reports(texts: Mapping[str, str | bytes | Iterable[str]], directory: Path) -> list[Path]:
+    """Write the named report texts into ``directory`` as one set (see the module docstring). A text is a string,
+    its UTF-8 bytes, or its pieces in order (each encoded and written as it comes, so a report of thousands of rows
+    is never held whole); an error while the pieces are made leaves the previous set as it was.
 
     Raises InputError, naming the folder, when it cannot be written (a file in its place, no permission, a
     full disk, another writer); the previous set is then left as it was."""
@@ -65,7 +67,7 @@ def write_reports(texts: Mapping[str, str | bytes], directory: Path) -> list[Pat
     return [directory / name for name in texts]
 
 
-def _write_set(texts: Mapping[str, str | bytes], directory: Path) -> None:
+def _write_set(texts: Mapping[str, str | bytes | Iterable[str]], directory: Path) -> None:
     sets = directory / SETS
     # Never through a link: a `.sets` (or `.current`) that points elsewhere would make the clean-up below remove
     # whatever it points at (docs/hardening.md).
@@ -88,10 +90,14 @@ def _write_set(texts: Mapping[str, str | bytes], directory: Path) -> None:
     _remove_old_sets(sets, keep=folder.name)
 
 
-def _write_file(path: Path, text: str | bytes) -> None:
-    """One report file, from its text or its UTF-8 bytes."""
+def _write_file(path: Path, text: str | bytes | Iterable[str]) -> None:
+    """One report file, from its text, its UTF-8 bytes or its pieces."""
     with open(path, "wb") as stream:
-        stream.write(text if isinstance(text, bytes) else text.encode("utf-8"))
+        if isinstance(text, bytes | str):
+            stream.write(text if isinstance(text, bytes) else text.encode("utf-8"))
+        else:
+            for piece in text:
+                stream.write(piece.encode("utf-8"))
         stream.flush()
         os.fsync(stream.fileno())
     os.chmod(path, 0o666 & ~_umask())  # a report is for everyone to read, as any file the user writes
