@@ -38,6 +38,10 @@ class RecordedTurn:
     """The body fixture file, when the body came from one."""
     error_path: Path | None = None
     """The ``turnN.error.json`` file an HTTP error turn came from (status, headers and body in one file)."""
+    stream_reads: int | None = None
+    """How the stream's bytes reach the reader: None as recorded (the adapter reads 64 KiB at a time, the replay
+    sends one HTTP chunk per event), else in reads of this many bytes, 0 for one read of the whole stream (the
+    framing mutants, docs/forward.md)."""
 
     def replayable(self, mode: Mode) -> bool:
         """Whether this turn can be replayed in ``mode``; an HTTP error fails before any body or stream."""

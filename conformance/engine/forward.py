@@ -28,7 +28,7 @@ from conformance.engine.cases import Case, ProviderFixtures
 from conformance.engine.rows import Mode
 from conformance.kit.adapter import Shape
 
-Rule = Literal["unsupported", "same_kind", "same_kind_or_unsupported", "same_usage", "error_kind"]
+Rule = Literal["unsupported", "same_kind", "same_kind_or_unsupported", "same_usage", "same_reading", "error_kind"]
 RULES: dict[str, str] = {
     "unsupported": "read as unsupported, the unseen value named (never a guessed kind, never text or stop); for an "
                    "unseen item where the stop value decides the kind before the content does (a refusal, a "
@@ -39,6 +39,8 @@ RULES: dict[str, str] = {
     "same_usage": "read as the same kind, text and calls with the same usage totals, the new counter kept in "
                   "raw_usage",
     "error_kind": "read as an error kind (retryable or fatal), never a success kind, never an exception",
+    "same_reading": "read as the recorded stream is: the same kind, text, calls and usage totals (the same events, "
+                    "framed or delivered another way)",
 }
 STOP_DECIDES = frozenset({"refusal", "incomplete", "retryable_error", "fatal_error", "invalid_tool_call"})
 """Kinds the stop value decides before the content (docs/contract.md, "Precedence")."""
@@ -76,6 +78,16 @@ FAMILIES: tuple[Family, ...] = (
     Family("stop.unseen", "stream", "unsupported", "an unseen stop or finish value in the stream"),
     Family("stop.case", "stream", "same_kind_or_unsupported", "the stream's known stop value in another letter case"),
     Family("usage.new_counter", "stream", "same_usage", "a new counter in the stream's usage object"),
+    # Framing: the same events, cut, joined or spelled another way, as networks, proxies and other servers deliver
+    # them (docs/forward.md, "Framing").
+    Family("frame.split", "stream", "same_reading", "the same bytes in reads of 1 and of 7 bytes: every event, line "
+                                                    "end and multi-byte character cut somewhere"),
+    Family("frame.merged", "stream", "same_reading", "the whole stream in one read"),
+    Family("frame.line_ends", "stream", "same_reading", "the other line ends server-sent events allow (LF ↔ CRLF)"),
+    Family("frame.keepalive", "stream", "same_reading", "a comment line (`: keep-alive`) before, between and after "
+                                                        "the events"),
+    Family("frame.interleaved", "stream", "same_reading", "parallel tool calls' fragments interleaved, and several "
+                                                          "calls' fragments in one chunk, where the API allows it"),
 )
 BY_NAME = {(family.name, family.mode): family for family in FAMILIES}
 
@@ -95,6 +107,8 @@ class Mutant:
     """The changed body (JSON value), error body, or stream transcript (text)."""
     headers: Mapping[str, str] | None = None
     """The changed response headers, for a change made there (an error type an API sends in a header)."""
+    reads: int | None = None
+    """For a stream: the size of the reads it is delivered in (0: one read), None as a recording is delivered."""
 
 
 # --- JSON pointers ---------------------------------------------------------------------------------------------------
@@ -334,6 +348,7 @@ def stream_mutants(case: Case, turn: int, text: str, shape: Shape, jsonl: bool, 
             target[UNSEEN] = {"note": "a field this release adds"}
             yield make("event.extra_field", f"event {index + 1} ({kind}): + {UNSEEN}", changed, kind)
     yield from _stream_stop_and_usage(events, shape, make)
+    yield from _framing(base, case, turn, text, events, shape, jsonl)
     if shape.stream_item:
         changed, said = _with_unseen_item(events, shape)
         yield make("item.unseen_beside", said, changed)
@@ -349,6 +364,72 @@ def stream_mutants(case: Case, turn: int, text: str, shape: Shape, jsonl: bool, 
         if dropped:
             yield make("field.missing", f"{pointer} missing from {dropped} event{'s' * (dropped > 1)}", changed,
                        (wanted or "") + pointer)
+
+
+SPLITS = (1, 7)
+"""The read sizes of ``frame.split``: one byte cuts every boundary; seven drifts across events of any length."""
+KEEPALIVE = ": keep-alive"
+"""An SSE comment line: a line that starts with a colon is ignored (WHATWG HTML, "Server-sent events", 9.2.6)."""
+
+
+def _framing(base: str, case: Case, turn: int, text: str, events: list[_Event], shape: Shape,
+             jsonl: bool) -> Iterator[Mutant]:
+    """The ``frame.*`` families of one stream: its events unchanged, delivered or framed another way."""
+    def make(family: str, change: str, data: str, where: str = "", reads: int | None = None) -> Mutant:
+        return Mutant(f"{base}/{family}" + (f"@{where}" if where else ""), case.id, turn,
+                      BY_NAME[(family, "stream")], change, data, reads=reads)
+
+    for size in SPLITS:
+        yield make("frame.split", f"delivered in reads of {size} byte{'s' * (size > 1)}", text, str(size), size)
+    yield make("frame.merged", "delivered in one read", text, reads=0)
+    if not jsonl:  # a `.jsonl` transcript goes on the wire as binary frames: no line ends, no comments
+        crlf = "\r\n" in text
+        yield make("frame.line_ends", "CRLF line ends → LF" if crlf else "LF line ends → CRLF",
+                   text.replace("\r\n", "\n") if crlf else text.replace("\n", "\r\n"))
+        end = "\r\n" if crlf else "\n"
+        blocks = [block for block in text.split(end * 2) if block.strip()]
+        with_comments = (end * 2).join([KEEPALIVE, *(part for block in blocks for part in (block, KEEPALIVE))])
+        yield make("frame.keepalive", f"{len(blocks) + 1} comment lines ({KEEPALIVE!r}) around {len(blocks)} events",
+                   with_comments + end * 2)
+    if shape.stream_calls is not None and shape.stream_index is not None:
+        yield from _interleaved(events, shape, jsonl, make)
+
+
+def _interleaved(events: list[_Event], shape: Shape, jsonl: bool, make: Any) -> Iterator[Mutant]:
+    """``frame.interleaved``: where a stream has two or more calls, their fragments taken in turn (``@alternate``),
+    and each turn's fragments in one chunk (``@together``); every call's own fragments in their recorded order."""
+    assert shape.stream_calls is not None and shape.stream_index is not None
+    slots: list[int] = []  # the events that carry call fragments, in order
+    by_call: dict[Any, list[int]] = {}
+    for index, event in enumerate(events):
+        deltas = _get_or_none(_event_body(event, shape), shape.stream_calls)
+        if isinstance(deltas, list) and len(deltas) == 1 and isinstance(deltas[0], dict):
+            slots.append(index)
+            by_call.setdefault(deltas[0].get(shape.stream_index), []).append(index)
+        elif isinstance(deltas, list) and deltas:
+            return  # already several calls to a chunk: recorded that way, nothing to recombine
+    if len(by_call) < 2:
+        return
+    rounds = [[queue[depth] for queue in by_call.values() if depth < len(queue)]
+              for depth in range(max(len(queue) for queue in by_call.values()))]
+    alternate = copy.deepcopy(events)
+    for slot, source in zip(slots, (index for taken in rounds for index in taken), strict=True):
+        alternate[slot] = copy.deepcopy(events[source])
+    yield make("frame.interleaved", f"{len(by_call)} calls' {len(slots)} fragments taken in turn",
+               _write_stream(alternate, jsonl), "alternate")
+    together: list[_Event] = []
+    first = slots[0]
+    for index, event in enumerate(events):
+        if index == first:
+            for taken in rounds:
+                merged = copy.deepcopy(events[taken[0]])
+                _set(_event_body(merged, shape), shape.stream_calls,
+                     [_get(_event_body(events[source], shape), shape.stream_calls)[0] for source in taken])
+                together.append(merged)
+        elif index not in slots:
+            together.append(copy.deepcopy(event))
+    yield make("frame.interleaved", f"{len(by_call)} calls' {len(slots)} fragments in {len(rounds)} chunks, one "
+                                    "fragment of each call to a chunk", _write_stream(together, jsonl), "together")
 
 
 def _stream_stop_and_usage(events: list[_Event], shape: Shape, make: Any) -> Iterator[Mutant]:
@@ -489,7 +570,7 @@ def mutants_for(cases: Sequence[Case], provider: str, shape: Shape | None) -> li
             if turn.has_body:
                 out += body_mutants(case, number, turn.body, shape, seen_levels)
             if turn.stream is not None:
-                out += stream_mutants(case, number, turn.stream.read_text(encoding="utf-8"), shape,
+                out += stream_mutants(case, number, turn.stream.read_bytes().decode("utf-8"), shape,
                                       turn.stream.suffix == ".jsonl", seen_events)
     return out
 
@@ -515,8 +596,9 @@ def mutated_case(case: Case, provider: str, mutant: Mutant, folder: Path) -> Cas
         name = hashlib.sha256(mutant.id.encode()).hexdigest()[:16] + (recorded.stream.suffix if recorded.stream
                                                                        else ".sse")
         path = folder / name
-        path.write_text(mutant.data, encoding="utf-8")
-        turns[mutant.turn - 1] = dataclasses.replace(recorded, stream=path, stream_source=f"mutant {mutant.id}")
+        path.write_bytes(mutant.data.encode("utf-8"))  # byte for byte: a text write would change line ends
+        turns[mutant.turn - 1] = dataclasses.replace(recorded, stream=path, stream_source=f"mutant {mutant.id}",
+                                                     stream_reads=mutant.reads)
     else:
         turns[mutant.turn - 1] = dataclasses.replace(recorded, body=mutant.data, source=f"mutant {mutant.id}",
                                                      body_path=None,  # served from the value, not the file
@@ -555,13 +637,13 @@ def judge(mutant: Mutant, original: dict[str, Any], row: dict[str, Any]) -> tupl
     if mutant.family.rule == "error_kind":
         return ("held" if turn.get("kind") in ("retryable_error", "fatal_error") else "changed"), read
     if turn.get("kind") == was.get("kind"):
-        if mutant.family.rule == "same_usage" and turn.get("usage") != was.get("usage"):
+        if mutant.family.rule in ("same_usage", "same_reading") and turn.get("usage") != was.get("usage"):
             return "changed", f"usage {was.get('usage')} → {turn.get('usage')}"
         if mutant.family.rule == "same_usage" and turn.get("raw_usage") is not None and \
                 f"{UNSEEN}_tokens" not in json.dumps(turn.get("raw_usage")):
             return "changed", f"the new counter {UNSEEN}_tokens is not kept in raw_usage"
         for name in ("text", "calls"):  # tolerated means read the same: the answer and the calls kept whole
-            if mutant.family.rule in ("same_kind", "same_usage") and turn.get(name) != was.get(name):
+            if mutant.family.rule in ("same_kind", "same_usage", "same_reading") and turn.get(name) != was.get(name):
                 return "changed", f"{name} {str(was.get(name))[:60]} → {str(turn.get(name))[:60]}"
         return "held", read
     if mutant.family.rule == "same_kind_or_unsupported" and turn.get("kind") == "unsupported":

@@ -56,7 +56,10 @@ def replay_turn(adapter: Adapter, recorded: RecordedTurn, mode: Mode) -> tuple[M
         if adapter.assemble_stream is None:
             raise InputError([Problem(recorded.stream_source, None, f"adapter '{adapter.id}' cannot read streams",
                                       "give the adapter an assemble_stream function, or run body mode only")])
-        result = adapter.assemble_stream(read_chunks(str(recorded.stream)))
+        reads = recorded.stream_reads
+        chunks = read_chunks(str(recorded.stream)) if reads is None else \
+            [recorded.stream.read_bytes()] if reads == 0 else read_chunks(str(recorded.stream), reads)
+        result = adapter.assemble_stream(chunks)
         return result.response, result.summary.to_dict()
     return classify_response(adapter, recorded.status, recorded.headers, recorded.body), None
 

@@ -182,6 +182,11 @@ class Shape:
     appended there too, as ``stream_stop``."""
     stream_optional: tuple[tuple[str | None, str], ...] = ()
     """Fields of stream events that may be missing and the answer still be the same, as ``stream_stop``."""
+    stream_calls: str | None = None
+    """Where a stream chunk's data lists the deltas of the tool calls it carries, each numbered by ``stream_index``
+    (Chat Completions' ``/choices/0/delta/tool_calls``), for an API whose parallel calls may stream interleaved: one
+    call's fragments between another's, or several calls' fragments in one chunk (the ``frame.interleaved``
+    mutants). None: the API streams one call after another."""
     model: tuple[str, ...] = ()
     """Where a response names the model that answered, in a body or in a stream event's data: what a recording's
     provenance keeps beside the model the request asked for (docs/record.md, "Provenance and age")."""

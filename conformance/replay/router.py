@@ -225,8 +225,12 @@ def _reply(turn: RecordedTurn, wire: Wire, wants_stream: bool, session: Session,
                                             "recorded stream; the client asked for one")
     text = turn.stream.read_bytes()
     headers["content-type"] = wire.stream_content_type
-    frames = wire.encode_stream(text) if wire.encode_stream is not None else _events(text)
-    return Reply(turn.status, headers, list(frames), streamed=True)
+    frames = list(wire.encode_stream(text) if wire.encode_stream is not None else _events(text))
+    if turn.stream_reads is not None:  # a framing mutant: the same bytes in other pieces (docs/forward.md)
+        whole = b"".join(frames)
+        size = turn.stream_reads or len(whole) or 1
+        frames = [whole[start:start + size] for start in range(0, len(whole), size)]
+    return Reply(turn.status, headers, frames, streamed=True)
 
 
 def _events(text: bytes) -> list[bytes]:

@@ -27,6 +27,8 @@ def httpx_transport(replay: Replay) -> Any:
 
     def handle(request: Any) -> Any:
         reply = replay.handle(request.method, request.url.path, request.url.query.decode("ascii"), request.read())
+        if reply.streamed:  # the chunks as the loopback server flushes them: one read each
+            return httpx2.Response(reply.status, headers=reply.headers, content=iter(reply.chunks))
         return httpx2.Response(reply.status, headers=reply.headers, content=b"".join(reply.chunks))
 
     return httpx2.MockTransport(handle)

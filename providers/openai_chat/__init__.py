@@ -33,6 +33,9 @@ ADAPTER = Adapter(
                           stream_item=({"choices": [{"index": 0, "delta": {"tool_calls": [
                               {"{item}": True, "index": "{index}"}]}, "logprobs": None, "finish_reason": None}]},),
                           stream_index="index",
+                          # Fragments are tied to their call by `index` alone (`id` comes on the first only), so a
+                          # server may interleave parallel calls or put several in one chunk (ChoiceDeltaToolCall).
+                          stream_calls="/choices/0/delta/tool_calls",
                           stream_envelope=("id", "object", "created", "model", "system_fingerprint", "service_tier"),
                           model=("/model",),
                           stream_optional=((None, "/id"), (None, "/model"), (None, "/system_fingerprint"),
