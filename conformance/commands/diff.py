@@ -35,6 +35,7 @@ def run(arguments: argparse.Namespace) -> int:
         forward_changes,
         load_accepted,
         load_document,
+        retry_changes,
         versions_moved,
     )
     from conformance.report.diff import fails as diff_fails
@@ -43,7 +44,8 @@ def run(arguments: argparse.Namespace) -> int:
     from conformance.report.files import write_atomic
 
     (old, old_findings), (new, new_findings) = load_document(arguments.old), load_document(arguments.new)
-    changes = compare(old, new, old_findings, new_findings) + forward_changes(arguments.old, arguments.new)
+    changes = compare(old, new, old_findings, new_findings) + forward_changes(arguments.old, arguments.new) + \
+        retry_changes(arguments.old, arguments.new)
     if arguments.accept is not None:
         accepted = load_accepted(arguments.accept)
         for line in accepted_warnings(accepted, apply_accepted(changes, accepted)):

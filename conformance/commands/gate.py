@@ -108,6 +108,7 @@ def run(arguments: argparse.Namespace) -> int:
         load_document,
         render_json,
         render_markdown,
+        retry_changes,
         versions_moved,
     )
 
@@ -153,7 +154,8 @@ def run(arguments: argparse.Namespace) -> int:
     (old, old_findings), (new, new_findings) = load_document(out / "base/report.json"), \
         load_document(out / "head/report.json")
     changes = compare(old, new, old_findings, new_findings) + forward_changes(out / "base/report.json",
-                                                                              out / "head/report.json")
+                                                                              out / "head/report.json") + \
+        retry_changes(out / "base/report.json", out / "head/report.json")
     notes = accepted_warnings(accepted, apply_accepted(changes, accepted)) if accepted is not None else []
     versions = versions_moved(out / "base/report.json", out / "head/report.json")
     markdown = render_markdown(changes, f"base ({base_ref})", "head", versions)

@@ -35,6 +35,10 @@ def add_parser(commands: Any) -> None:
     selection.add_argument("--require-providers", action="append", nargs="?", const="all", default=[], metavar="ID",
                            help="fail (exit 1) when a case that ran has no fixtures for provider ID (repeatable; "
                                 "alone or 'all': every selected provider; adds to conformance_require_providers)")
+    lanes.add_argument("--retries", action="store_true",
+                       help="also run the retry lane: every selected stack's client at its library's default retry "
+                            "policy against scripted 429s, overloads, quota and auth errors and a dropped stream "
+                            "(docs/retries.md)")
     lanes.add_argument("--mutants", action="store_true",
                        help="also run every lane on the forward-compatibility mutants of the selected cases (an "
                             "unseen stop value, item, event, field, counter: docs/forward.md) and report what held")
@@ -100,6 +104,17 @@ def run(arguments: argparse.Namespace) -> int:
                                             {item.lane for item in items if item.lane not in skipped})
         for lane in report["forward"]["no_shape"]:
             print(terminal_safe(f"no mutants for {lane}: its adapter's wire has no Shape (docs/forward.md)"),
+                  file=sys.stderr)
+    if arguments.retries:  # the stacks that ran, each with its library's own retries on
+        from conformance.commands.options import BUNDLED_CASES
+        from conformance.engine.cases import load_cases
+        from conformance.stacks.retries import run_lanes
+
+        ran = {item.lane for item in items if item.stack is not None and item.lane not in skipped}
+        report["retries"] = run_lanes([stack for stack in session.stacks if stack.row_id in ran],
+                                      session.adapters, load_cases([BUNDLED_CASES]))
+        if not report["retries"]["lanes"]:
+            print("no retry lane ran: it runs stacks (add --stack sdks or --stack gateways; docs/retries.md)",
                   file=sys.stderr)
     written = session.write(report, config.report_dir)
     markdown = render_markdown(report)

@@ -211,6 +211,7 @@ def render_markdown(report: dict[str, Any]) -> str:
     lines += _request_table(rows, providers)
     lines += _findings_section(report.get("findings", []))
     lines += _forward_section(report.get("forward"))
+    lines += _retries_section(report.get("retries"))
     overrides = {(row["case"], row["provider"]): row for row in rows if row["override"]}
     if overrides:
         lines += ["## Provider differences (⚑ overrides)", ""]
@@ -408,6 +409,41 @@ def _correlation_problems(row: Row) -> list[str]:
     """The row's correlation problems; none when it has no correlation (an error row, a row written without)."""
     correlation = row.get("correlation")
     return correlation["problems"] if correlation else []
+
+
+def retry_cell(cell: dict[str, Any]) -> str:
+    """One lane × script of the retry lane in words: the verdict, the requests, the waits against the delay asked,
+    what the caller got (docs/retries.md). Jitter aside, the same policy gives the same words."""
+    waits, asked, sent = cell.get("waits") or [], cell.get("asked"), cell.get("sent", 0)
+    if not waits:
+        waited = ""
+    elif asked is not None:
+        waited = f", waited {'≥' if min(waits) >= asked - 1e-3 else '<'} {asked:g} s"
+    else:
+        waited = f", waited {'> 0' if min(waits) > 0 else '0'} s"
+    return f"{'✅' if cell.get('verdict') == 'right' else '❌'} {sent} sent{waited} → {cell.get('kind')}"
+
+
+def _retries_section(section: dict[str, Any] | None) -> list[str]:
+    """The report.md section "Retries": lane × script, each cell ``retry_cell``, then why each wrong one is."""
+    if not section or not section.get("lanes"):
+        return []
+    scripts = list(section["rules"])
+    lines = ["## Retries", "", "Each stack's client at its library's default retry policy against scripted answers "
+             "(docs/retries.md): requests sent, the waits it asked for against the delay the vendor asked, what "
+             "the caller got.", "",
+             "| lane | " + " | ".join(escape_cell(script) for script in scripts) + " |",
+             "|---|" + "---|" * len(scripts)]
+    wrong = []
+    for lane, cells in section["lanes"].items():
+        lines.append(f"| {escape_cell(lane)} | " + " | ".join(
+            escape_cell(retry_cell(cells[script])) if script in cells else "—" for script in scripts) + " |")
+        wrong += [f"- {lane}, {script}: {cells[script]['why']}" for script in scripts
+                  if script in cells and cells[script].get("verdict") != "right"]
+    lines += ["", *(f"- **{script}**: {escape_cell(rule)}" for script, rule in section["rules"].items())]
+    if wrong:
+        lines += ["", "Wrong:", "", *(escape_cell(line) for line in wrong)]
+    return [*lines, ""]
 
 
 def _forward_section(section: dict[str, Any] | None) -> list[str]:

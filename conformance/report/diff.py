@@ -421,6 +421,44 @@ def forward_changes(old_path: Path, new_path: Path) -> list[RowChange]:
     return changes
 
 
+def retry_changes(old_path: Path, new_path: Path) -> list[RowChange]:
+    """The retry lane of two reports (``conformance run --retries``), lane × script: a cell that was right and is
+    wrong, or a lane no longer run, is a regression; wrong to right an improvement; the same verdict with another
+    count of requests a change (docs/retries.md). Nothing when either report was run without the lane."""
+    def lanes(path: Path) -> dict[str, Any] | None:
+        section = read_report(path).get("retries")
+        found = section.get("lanes") if isinstance(section, dict) else None
+        return found if isinstance(found, dict) else None
+
+    old, new = lanes(old_path), lanes(new_path)
+    if old is None or new is None:
+        return []
+    changes = [RowChange(("retries: all scripts", lane, "retries"), "regression",
+                         ["retries: the lane is no longer run"], []) for lane in sorted(set(old) - set(new))]
+    for lane in sorted(set(old) & set(new)):
+        before_lane, after_lane = old[lane], new[lane]
+        if not isinstance(before_lane, dict) or not isinstance(after_lane, dict):
+            continue
+        for script in sorted(set(before_lane) | set(after_lane)):
+            before, after = before_lane.get(script), after_lane.get(script)
+            if not isinstance(before, dict):
+                continue
+            if not isinstance(after, dict):
+                changes.append(RowChange((f"retries {script}", lane, "retries"), "regression",
+                                         [f"retries {script}: no longer checked"], []))
+                continue
+            was, now = before.get("verdict"), after.get("verdict")
+            note = (f"retries {script}: {was}, {before.get('sent')} sent → {now}, {after.get('sent')} sent "
+                    f"({after.get('why')})")
+            if was == "right" and now != "right":
+                changes.append(RowChange((f"retries {script}", lane, "retries"), "regression", [note], []))
+            elif was != "right" and now == "right":
+                changes.append(RowChange((f"retries {script}", lane, "retries"), "improvement", [note], []))
+            elif before.get("sent") != after.get("sent") or before.get("kind") != after.get("kind"):
+                changes.append(RowChange((f"retries {script}", lane, "retries"), "change", [note], []))
+    return changes
+
+
 def versions_moved(old_path: Path, new_path: Path) -> list[str]:
     """What the two reports were measured with and that moved: the suite, Python, and each stack's packages
     (``openai 3.56.0 → 3.57.0``), one line per package whichever stacks share it; [] when a report records none."""

@@ -45,6 +45,13 @@ def _page_data(report: dict[str, Any], lazy: bool = False) -> dict[str, Any]:
 
         data["forward"] = {"rules": report["forward"]["rules"], "lanes": report["forward"]["lanes"],
                            "families": [family_key(family) for family in FAMILIES]}
+    if report.get("retries") and report["retries"].get("lanes"):  # only with --retries
+        from conformance.report.build import retry_cell  # noqa: PLC0415
+
+        section = report["retries"]
+        data["retries"] = {"rules": section["rules"], "lanes": {
+            lane: {script: {"text": retry_cell(cell), "right": cell.get("verdict") == "right", "why": cell.get("why")}
+                   for script, cell in cells.items()} for lane, cells in section["lanes"].items()}}
     return data
 
 

@@ -78,6 +78,10 @@ def merge_reports(paths: list[Path], exclude: Path | None = None) -> dict[str, A
     section = forward.merged([document.get("forward") for _, document in documents])
     if section is not None:  # each shard ran the mutants of its own cases
         merged["forward"] = section
+    retries = next((document["retries"] for _, document in documents if isinstance(document.get("retries"), dict)),
+                   None)
+    if retries is not None:  # the retry lane's scripts are the bundled ones, whatever the shard: one shard's
+        merged["retries"] = retries
     return merged
 
 

@@ -36,6 +36,9 @@ class Endpoint:
     replay: Any = None
     """In process: the ``conformance.replay.router.Replay`` to answer from through the client's own seam
     (``conformance.stacks.transports``), with no socket; None: the loopback server at ``base_url``."""
+    retries: bool = False
+    """True: the client keeps its library's default retry policy, as a team that configures none gets it (the retry
+    lane, docs/retries.md); False: retries off, so that every request the client sends is one the case answers."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -118,7 +121,29 @@ def _importable(module: str) -> bool:
 
 
 ClientT = TypeVar("ClientT")
-_CLIENTS: dict[tuple[Any, str, bool], Any] = {}
+_CLIENTS: dict[tuple[Any, str, bool, bool], Any] = {}
+
+
+DROPPED = frozenset({"APIConnectionError", "RemoteProtocolError", "ReadError", "ProtocolError", "IncompleteRead",
+                     "ClientPayloadError", "ResponseStreamingError"})
+"""The exception classes, by name, in which the SDKs and their HTTP libraries (httpx, urllib3, aiohttp, botocore)
+say that the connection was lost in the middle of an answer."""
+
+
+def dropped(error: BaseException) -> ModelResponse | None:
+    """A connection lost in the middle of an answer, as the retryable interruption it is (docs/retries.md); None for
+    any other exception, which the stack lets through."""
+    from conformance.kit.types import RetryableError  # noqa: PLC0415
+
+    if isinstance(error, ConnectionError) or {cls.__name__ for cls in type(error).__mro__} & DROPPED:
+        return RetryableError(raw=f"connection dropped: {type(error).__name__}", reason="interrupted")
+    return None
+
+
+def retry_options(endpoint: Endpoint, off: dict[str, Any]) -> dict[str, Any]:
+    """``off`` (the client options that turn its retries off), or none where the endpoint keeps the library's default
+    retries (``Endpoint.retries``)."""
+    return {} if endpoint.retries else off
 
 
 def client_for(endpoint: Endpoint, build: Callable[[Endpoint], ClientT]) -> ClientT:
@@ -126,7 +151,7 @@ def client_for(endpoint: Endpoint, build: Callable[[Endpoint], ClientT]) -> Clie
     keeps its client (building an SDK client costs more than one call). Keyed by what the builder does — its code
     and the values it closes over, so a lambda written inside the stack's call is the same builder on every call —,
     the session's base URL and the seam (loopback or in process)."""
-    key = (_builder_key(build), endpoint.base_url, endpoint.replay is not None)
+    key = (_builder_key(build), endpoint.base_url, endpoint.replay is not None, endpoint.retries)
     client = _CLIENTS.get(key)
     if client is None:
         client = _CLIENTS[key] = build(endpoint)

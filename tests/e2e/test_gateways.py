@@ -541,3 +541,19 @@ def test_no_gateway_sends_a_request_the_vendor_refuses(report: dict[str, Any]) -
     assert refused == []
     assert not [finding for finding in report["findings"] if finding["field"].startswith("request.")
                 and finding["field"] not in ("request.signatures", "request.results")]
+
+
+# ---- Retries (docs/retries.md) ----------------------------------------------------------------------------------------
+
+def test_every_gateway_line_of_the_retry_table_is_what_the_lane_measures() -> None:
+    """docs/retries.md, "What each client does": each gateway stack at its library's default retry policy."""
+    from conformance.session import Run
+    from conformance.stacks import retries
+    from tests.test_retries import doc_table, lanes_of
+
+    run = Run.configure(stacks=["gateways"])
+    measured = lanes_of(retries.run_lanes(run.stacks, run.adapters, load_cases([CASES])))
+    documented = doc_table()
+    assert len(measured) == 15
+    for lane, cells in measured.items():
+        assert cells == {script: text for script, text in documented[lane].items() if text != "—"}, lane

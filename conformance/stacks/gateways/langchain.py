@@ -44,7 +44,7 @@ from conformance.providers.gemini.response import without_candidates
 from conformance.providers.openai_chat.response import FINISH_REASONS as CHAT_FINISHES
 from conformance.providers.openai_responses.response import INCOMPLETE_REASONS
 from conformance.stacks.gateways.common import Memory, raised, sdk_error
-from conformance.stacks.stack import Endpoint, Stack, client_for
+from conformance.stacks.stack import Endpoint, Stack, client_for, retry_options
 from conformance.stacks.transports import genai_tls, shared_tls
 
 MEMORY = Memory()
@@ -85,7 +85,8 @@ def _configured(provider: str, model: str, max_tokens: int | None, endpoint: End
         # The options as a dict: the models' pydantic aliases (max_tokens, api_key as a plain string) are what their
         # documentation shows, and what mypy's view of the constructors does not take.
         options: dict[str, Any] = {
-            "model": model, "base_url": endpoint.base_url + "/v1", "api_key": "sk-replay", "max_retries": 0,
+            "model": model, "base_url": endpoint.base_url + "/v1", "api_key": "sk-replay",
+            **retry_options(endpoint, {"max_retries": 0}),
             "max_tokens": max_tokens, "stream_usage": True,
             "use_responses_api": provider == "openai-responses",
             # Both clients with the shared TLS context (conformance.stacks.transports.shared_tls).
@@ -95,31 +96,32 @@ def _configured(provider: str, model: str, max_tokens: int | None, endpoint: End
     if provider == "anthropic-messages":
         from langchain_anthropic import ChatAnthropic  # noqa: PLC0415
 
-        options = {"model": model, "base_url": endpoint.base_url, "api_key": "sk-ant-replay", "max_retries": 0,
-                   "max_tokens": max_tokens, "stream_usage": True}
+        options = {"model": model, "base_url": endpoint.base_url, "api_key": "sk-ant-replay",
+                   **retry_options(endpoint, {"max_retries": 0}), "max_tokens": max_tokens, "stream_usage": True}
         return ChatAnthropic(**options)
     if provider == "bedrock-converse":
         from langchain_aws import ChatBedrockConverse  # noqa: PLC0415
 
         options = {"model": model, "endpoint_url": endpoint.base_url, "region_name": "us-east-1",
                    "aws_access_key_id": "replay", "aws_secret_access_key": "replay",
-                   "max_tokens": max_tokens, "config": _bedrock_config(),
+                   "max_tokens": max_tokens, "config": _bedrock_config(endpoint),
                    # Both clients from one boto3 session, as a service shares its session (below).
                    "client": _bedrock_client("bedrock-runtime", endpoint),
                    "bedrock_client": _bedrock_client("bedrock", endpoint)}
         return ChatBedrockConverse(**options)
     from langchain_google_genai import ChatGoogleGenerativeAI  # noqa: PLC0415
 
-    return ChatGoogleGenerativeAI(model=model, google_api_key="replay", base_url=endpoint.base_url, max_retries=0,
-                                  max_output_tokens=max_tokens,
+    return ChatGoogleGenerativeAI(model=model, google_api_key="replay", base_url=endpoint.base_url,
+                                  **retry_options(endpoint, {"max_retries": 0}), max_output_tokens=max_tokens,
                                   client_args=genai_tls()["client_args"])  # the shared TLS context, for both sides
 
 
-def _bedrock_config() -> Any:
-    """The botocore configuration the Bedrock chat model is given: one attempt."""
+def _bedrock_config(endpoint: Endpoint) -> Any:
+    """The botocore configuration the Bedrock chat model is given: one attempt (botocore's default retries for the
+    retry lane)."""
     from botocore.config import Config  # noqa: PLC0415
 
-    return Config(retries={"total_max_attempts": 1, "mode": "standard"})
+    return Config(**retry_options(endpoint, {"retries": {"total_max_attempts": 1, "mode": "standard"}}))
 
 
 def _bedrock_client(service: str, endpoint: Endpoint) -> Any:
@@ -130,7 +132,7 @@ def _bedrock_client(service: str, endpoint: Endpoint) -> Any:
     model and endpoint JSON again: two thirds of a Bedrock row's time."""
     from botocore.config import Config  # noqa: PLC0415
 
-    config = _bedrock_config().merge(Config(connect_timeout=None, read_timeout=None, retries=None))
+    config = _bedrock_config(endpoint).merge(Config(connect_timeout=None, read_timeout=None, retries=None))
     return _boto3_session().client(service, region_name="us-east-1", endpoint_url=endpoint.base_url, config=config)
 
 

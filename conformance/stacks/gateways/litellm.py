@@ -34,7 +34,7 @@ from conformance.providers.anthropic_messages.response import STOP_REASONS
 from conformance.providers.gemini.response import FINISH_REASONS as GEMINI_FINISH_REASONS
 from conformance.providers.openai_chat.response import FINISH_REASONS
 from conformance.stacks.gateways.common import Memory, openai_messages, openai_tools
-from conformance.stacks.stack import Endpoint, Stack
+from conformance.stacks.stack import Endpoint, Stack, retry_options
 
 # provider → (LiteLLM model prefix, what LiteLLM's api_base needs after the session root)
 ROUTES = {
@@ -81,7 +81,8 @@ def caller(provider: str) -> Any:
         model = MODELS.get(provider, task.model)
         params: dict[str, Any] = {
             "model": prefix + model, "messages": openai_messages(task, transcript, endpoint, MEMORY),
-            "api_base": endpoint.base_url + suffix, "api_key": "sk-replay", "max_retries": 0, "num_retries": 0,
+            "api_base": endpoint.base_url + suffix, "api_key": "sk-replay",
+            **retry_options(endpoint, {"max_retries": 0, "num_retries": 0}),
             **openai_tools(task)}
         if provider == "bedrock-converse":
             params.update(aws_access_key_id="replay", aws_secret_access_key="replay", aws_region_name="us-east-1")

@@ -37,7 +37,7 @@ from conformance.providers.gemini.response import without_candidates
 from conformance.providers.openai_chat.response import FINISH_REASONS as CHAT_FINISHES
 from conformance.providers.openai_responses.response import INCOMPLETE_REASONS
 from conformance.stacks.gateways.common import Memory, raised, sdk_error
-from conformance.stacks.stack import Endpoint, Stack
+from conformance.stacks.stack import Endpoint, Stack, retry_options
 from conformance.stacks.transports import genai_tls, shared_tls
 
 MEMORY = Memory()
@@ -63,7 +63,8 @@ def _model(provider: str, task: Task, endpoint: Endpoint) -> Any:
         from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel  # noqa: PLC0415
         from pydantic_ai.providers.openai import OpenAIProvider  # noqa: PLC0415
 
-        openai_client = AsyncOpenAI(base_url=endpoint.base_url + "/v1", api_key="sk-replay", max_retries=0,
+        openai_client = AsyncOpenAI(base_url=endpoint.base_url + "/v1", api_key="sk-replay",
+                                    **retry_options(endpoint, {"max_retries": 0}),
                                     http_client=DefaultAsyncHttpxClient(verify=shared_tls()))
         model_class = OpenAIChatModel if provider == "openai-chat" else OpenAIResponsesModel
         return model_class(name, provider=OpenAIProvider(openai_client=openai_client))
@@ -73,7 +74,8 @@ def _model(provider: str, task: Task, endpoint: Endpoint) -> Any:
         from pydantic_ai.models.anthropic import AnthropicModel  # noqa: PLC0415
         from pydantic_ai.providers.anthropic import AnthropicProvider  # noqa: PLC0415
 
-        anthropic_client = AsyncAnthropic(base_url=endpoint.base_url, api_key="sk-ant-replay", max_retries=0,
+        anthropic_client = AsyncAnthropic(base_url=endpoint.base_url, api_key="sk-ant-replay",
+                                          **retry_options(endpoint, {"max_retries": 0}),
                                           http_client=AnthropicHttpxClient(verify=shared_tls()))
         return AnthropicModel(name, provider=AnthropicProvider(anthropic_client=anthropic_client))
     if provider == "bedrock-converse":
@@ -85,7 +87,8 @@ def _model(provider: str, task: Task, endpoint: Endpoint) -> Any:
 
         bedrock_client = boto3.client("bedrock-runtime", endpoint_url=endpoint.base_url, region_name="us-east-1",
                               aws_access_key_id="replay", aws_secret_access_key="replay",
-                              config=Config(retries={"total_max_attempts": 1, "mode": "standard"}))
+                              config=Config(**retry_options(
+                                  endpoint, {"retries": {"total_max_attempts": 1, "mode": "standard"}})))
         return BedrockConverseModel(name, provider=BedrockProvider(bedrock_client=bedrock_client))
     from google import genai  # noqa: PLC0415
     from pydantic_ai.models.google import GoogleModel  # noqa: PLC0415

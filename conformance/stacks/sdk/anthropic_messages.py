@@ -25,14 +25,15 @@ from conformance.providers.anthropic_messages.errors import classify_error
 from conformance.providers.anthropic_messages.request import build_request
 from conformance.providers.anthropic_messages.response import IGNORED_BLOCKS, STOP_REASONS
 from conformance.providers.anthropic_messages.usage import normalize_usage
-from conformance.stacks.stack import Endpoint, Stack, client_for
+from conformance.stacks.stack import Endpoint, Stack, client_for, dropped, retry_options
 from conformance.stacks.transports import http_client
 
 
 def _build(endpoint: Endpoint) -> Any:
     import anthropic  # noqa: PLC0415 - the SDK is an optional extra
 
-    return anthropic.Anthropic(base_url=endpoint.base_url, api_key="sk-ant-replay", max_retries=0,
+    return anthropic.Anthropic(base_url=endpoint.base_url, api_key="sk-ant-replay",
+                               **retry_options(endpoint, {"max_retries": 0}),
                                http_client=http_client(endpoint.replay, anthropic.DefaultHttpxClient))
 
 
@@ -57,6 +58,8 @@ def call(task: Task, transcript: Sequence[TranscriptEntry], endpoint: Endpoint) 
         return _from_message(client.messages.create(**params))
     except anthropic.APIStatusError as error:
         return _from_error(error)
+    except anthropic.APIConnectionError as error:  # the connection lost mid-answer
+        return dropped(error) or RetryableError(raw=f"connection error: {error}", reason="interrupted")
 
 
 def _from_error(error: Any) -> ModelResponse:

@@ -24,7 +24,7 @@ from conformance.providers.bedrock_converse.errors import classify_error
 from conformance.providers.bedrock_converse.request import build_request
 from conformance.providers.bedrock_converse.response import classify_body
 from conformance.providers.bedrock_converse.stream import assemble_stream
-from conformance.stacks.stack import Endpoint, Stack, client_for
+from conformance.stacks.stack import Endpoint, Stack, client_for, dropped, retry_options
 from conformance.stacks.transports import attach_to_botocore
 
 
@@ -35,7 +35,8 @@ def _build(endpoint: Endpoint) -> Any:
 
     client = boto3.client(
         "bedrock-runtime", endpoint_url=endpoint.base_url, region_name="us-east-1", aws_access_key_id="replay",
-        aws_secret_access_key="replay", config=botocore.config.Config(retries={"total_max_attempts": 1}))
+        aws_secret_access_key="replay",
+        config=botocore.config.Config(**retry_options(endpoint, {"retries": {"total_max_attempts": 1}})))
     if endpoint.replay is not None:
         attach_to_botocore(client, endpoint.replay)
     return client
@@ -56,6 +57,10 @@ def call(task: Task, transcript: Sequence[TranscriptEntry], endpoint: Endpoint) 
         status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 400)
         headers = {"x-amzn-errortype": str(details.get("Code", ""))}
         return classify_error(status, {"message": details.get("Message")}, headers)
+    except Exception as error:  # only a connection lost mid-answer is read; the rest goes on
+        if (lost := dropped(error)) is None:
+            raise
+        return lost
     # botocore adds ResponseMetadata; the rest is the Converse output as its service model has it.
     return classify_body({key: value for key, value in output.items() if key != "ResponseMetadata"})
 

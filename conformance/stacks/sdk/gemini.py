@@ -25,7 +25,7 @@ from conformance.providers.gemini.errors import classify_error
 from conformance.providers.gemini.request import build_request
 from conformance.providers.gemini.response import classify_body
 from conformance.providers.gemini.stream import assemble_stream
-from conformance.stacks.stack import Endpoint, Stack, client_for
+from conformance.stacks.stack import Endpoint, Stack, client_for, dropped
 from conformance.stacks.transports import genai_tls, http_client
 
 
@@ -51,8 +51,13 @@ def call(task: Task, transcript: Sequence[TranscriptEntry], endpoint: Endpoint) 
         "tools": request.get("tools"), "toolConfig": request.get("toolConfig"), "automaticContinuation": False})
     client = client_for(endpoint, _build)
     if endpoint.stream:
-        return _from_stream(client.models.generate_content_stream(model=task.model, contents=request["contents"],
-                                                                  config=config))
+        try:
+            return _from_stream(client.models.generate_content_stream(model=task.model, contents=request["contents"],
+                                                                      config=config))
+        except Exception as error:  # only a connection lost mid-answer is read; the rest goes on
+            if (lost := dropped(error)) is None:
+                raise
+            return lost
     try:
         response = client.models.generate_content(model=task.model, contents=request["contents"], config=config)
     except errors.APIError as error:

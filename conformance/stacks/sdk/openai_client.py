@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.stacks.stack import Endpoint, client_for
+from conformance.stacks.stack import Endpoint, client_for, retry_options
 from conformance.stacks.transports import http_client
 
 
 def _build(endpoint: Endpoint) -> Any:
     import openai  # noqa: PLC0415 - the SDK is an optional extra
 
-    return openai.OpenAI(base_url=f"{endpoint.base_url}/v1", api_key="sk-replay", max_retries=0,
+    return openai.OpenAI(base_url=f"{endpoint.base_url}/v1", api_key="sk-replay",
+                         **retry_options(endpoint, {"max_retries": 0}),
                          http_client=http_client(endpoint.replay, openai.DefaultHttpxClient))
 
 

@@ -17,13 +17,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from conformance.kit.task import Task, TranscriptEntry
-from conformance.kit.types import ModelResponse
+from conformance.kit.types import ModelResponse, RetryableError
 from conformance.providers.openai_common.errors import classify_error
 from conformance.providers.openai_responses.request import build_request
 from conformance.providers.openai_responses.response import classify_body
 from conformance.providers.openai_responses.stream import assemble_stream
 from conformance.stacks.sdk.openai_client import openai_client
-from conformance.stacks.stack import Endpoint, Stack
+from conformance.stacks.stack import Endpoint, Stack, dropped
 
 
 def call(task: Task, transcript: Sequence[TranscriptEntry], endpoint: Endpoint) -> ModelResponse:
@@ -41,6 +41,8 @@ def call(task: Task, transcript: Sequence[TranscriptEntry], endpoint: Endpoint) 
     except openai.APIStatusError as error:
         body = {"error": error.body} if isinstance(error.body, dict) else error.body
         return classify_error(error.status_code, body, {k.lower(): v for k, v in error.response.headers.items()})
+    except openai.APIConnectionError as error:  # the connection lost mid-answer
+        return dropped(error) or RetryableError(raw=f"connection error: {error}", reason="interrupted")
 
 
 def _wire(parsed: Any) -> Any:
