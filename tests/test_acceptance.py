@@ -179,6 +179,40 @@ def test_each_quoted_rejection_passes_without_its_rule_and_fails_with_it(
         caught["failures"]
 
 
+def _thinking_on(request: dict[str, Any]) -> None:
+    """Anthropic: extended thinking on, as a team's request sets it (the recordings were made with it)."""
+    request["thinking"] = {"type": "enabled", "budget_tokens": 1024}
+
+
+def _thinking_dropped(request: dict[str, Any]) -> None:
+    """Anthropic: thinking on, and the assistant turn sent back without its thinking block (opencode#3077's and
+    Kilo-Org/kilocode#5219's "Expected `thinking` or `redacted_thinking`, but found `tool_use`")."""
+    _thinking_on(request)
+    for message in request["messages"]:
+        if message["role"] == "assistant" and isinstance(message["content"], list):
+            message["content"] = [block for block in message["content"] if block.get("type") != "thinking"]
+
+
+def _signature_stripped(request: dict[str, Any]) -> None:
+    """Anthropic: thinking on, the thinking block sent back without its signature (a history rebuilt from text)."""
+    _thinking_on(request)
+    for message in request["messages"]:
+        for block in message["content"] if isinstance(message["content"], list) else ():
+            block.pop("signature", None)
+
+
+@pytest.mark.parametrize(("change", "pointer"), [(_thinking_dropped, "/messages/1/content/0/type"),
+                                                 (_signature_stripped, "/messages/1/content/0/signature")])
+def test_a_thinking_turn_sent_back_without_its_thinking_block_is_refused_by_name(
+        change: Callable[[dict[str, Any]], None], pointer: str) -> None:
+    assert _refusals(_row("anthropic-messages", "normal", _thinking_on)) == []  # as received: accepted
+    caught = _row("anthropic-messages", "normal", change)
+    assert any("(thinking-blocks-first, " in failure and f"): {pointer}: " in failure
+               for failure in _refusals(caught)), caught["failures"]
+    off = _row("anthropic-messages", "normal", lambda request: (change(request), request.pop("thinking")))
+    assert not any("thinking-blocks-first" in failure for failure in off["failures"])  # thinking off: no rule
+
+
 @pytest.mark.parametrize("provider", ["gemini", "bedrock-converse"])
 @pytest.mark.parametrize("case", ["parallel_tool_calls", "multi_turn_history", "structured_output_valid"])
 def test_the_gemini_and_bedrock_requests_break_no_rule(provider: str, case: str) -> None:

@@ -76,7 +76,44 @@ def _walk(schema: Mapping[str, Any], pointer: str) -> Iterator[tuple[str, str]]:
             yield where, "an object needs additionalProperties: false"
 
 
+THINKING_ON = frozenset({"enabled", "adaptive"})
+"""The ``thinking.type`` values that turn extended thinking on."""
+
+
+def _thinking_first(request: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
+    """With thinking on, the last assistant message, when it holds ``tool_use`` blocks (the step whose results the
+    request sends), starts with its ``thinking`` or ``redacted_thinking`` block, and every thinking block of it goes
+    back with its ``signature`` (a redacted one with its ``data``), as received. The API's refusal: "messages.1.
+    content.0.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`. When `thinking` is enabled, a
+    final `assistant` message must start with a thinking block"."""
+    thinking = request.get("thinking")
+    if not isinstance(thinking, dict) or thinking.get("type") not in THINKING_ON:
+        return
+    messages = request.get("messages") or []
+    last = max((index for index, message in enumerate(messages) if isinstance(message, dict)
+                and message.get("role") == "assistant"), default=None)
+    if last is None:
+        return
+    blocks = _blocks(messages[last])
+    if not any(isinstance(block, dict) and block.get("type") == "tool_use" for block in blocks):
+        return
+    first = blocks[0].get("type") if isinstance(blocks[0], dict) else None
+    if first not in ("thinking", "redacted_thinking"):
+        yield f"/messages/{last}/content/0/type", f"with thinking on, the assistant message whose tool calls are " \
+                                                  f"answered starts with its thinking block; found {first!r}"
+    for position, block in enumerate(blocks):
+        kind = block.get("type") if isinstance(block, dict) else None
+        field = {"thinking": "signature", "redacted_thinking": "data"}.get(str(kind))
+        if field is not None and not (isinstance(block.get(field), str) and block.get(field)):
+            yield f"/messages/{last}/content/{position}/{field}", \
+                f"a {kind} block goes back with its {field}, unchanged"
+
+
 RULES = (
+    Rule(id="thinking-blocks-first",
+         source="docs.claude.com/en/docs/build-with-claude/extended-thinking (\"Preserving thinking blocks\": with "
+                "tool use, the last assistant turn's thinking blocks go back complete and unmodified, first)",
+         check=_thinking_first),
     Rule(id="tool-results-first",
          source="docs.anthropic.com/en/docs/agents-and-tools/tool-use/implement-tool-use (\"Handling results\": "
                 "tool_result blocks must immediately follow their tool_use and come first in the user message)",
