@@ -411,9 +411,10 @@ def _correlation_problems(row: Row) -> list[str]:
     return correlation["problems"] if correlation else []
 
 
-def retry_cell(cell: dict[str, Any]) -> str:
-    """One lane × script of the retry lane in words: the verdict, the requests, the waits against the delay asked,
-    what the caller got (docs/retries.md). Jitter aside, the same policy gives the same words."""
+def retry_cell(cell: dict[str, Any], marks: tuple[str, str] = ("✅", "❌")) -> str:
+    """One lane × script of the retry lane in words: the verdict (``marks``: right, wrong), the requests, the waits
+    against the delay asked, what the caller got (docs/retries.md). Jitter aside, the same policy gives the same
+    words."""
     waits, asked, sent = cell.get("waits") or [], cell.get("asked"), cell.get("sent", 0)
     if not waits:
         waited = ""
@@ -421,7 +422,7 @@ def retry_cell(cell: dict[str, Any]) -> str:
         waited = f", waited {'≥' if min(waits) >= asked - 1e-3 else '<'} {asked:g} s"
     else:
         waited = f", waited {'> 0' if min(waits) > 0 else '0'} s"
-    return f"{'✅' if cell.get('verdict') == 'right' else '❌'} {sent} sent{waited} → {cell.get('kind')}"
+    return f"{marks[0] if cell.get('verdict') == 'right' else marks[1]} {sent} sent{waited} → {cell.get('kind')}"
 
 
 def _retries_section(section: dict[str, Any] | None) -> list[str]:

@@ -102,10 +102,10 @@ WAIT_SITES: tuple[tuple[str, str, str], ...] = (
 def recorded_waits(waits: list[float]) -> Iterator[None]:
     """Every wait the libraries' retry loops ask for appended to ``waits`` instead of slept, for the block."""
     def sleep(seconds: float, *_: Any, **__: Any) -> None:
-        waits.append(round(float(seconds), 3))
+        waits.append(round(float(seconds), 6))  # jitter can be a few milliseconds: kept
 
     async def async_sleep(seconds: float, *_: Any, **__: Any) -> None:
-        waits.append(round(float(seconds), 3))
+        waits.append(round(float(seconds), 6))  # jitter can be a few milliseconds: kept
 
     patched: list[tuple[Any, str, Any]] = []
     try:
