@@ -49,9 +49,10 @@ def _page_data(report: dict[str, Any], lazy: bool = False) -> dict[str, Any]:
         from conformance.report.build import retry_cell  # noqa: PLC0415
 
         section = report["retries"]
-        data["retries"] = {"rules": section["rules"], "scripts": list(section["rules"]), "lanes": {
-            lane: {script: {"text": retry_cell(cell, ("✔", "✘")), "right": cell.get("verdict") == "right", "why": cell.get("why")}
-                   for script, cell in cells.items()} for lane, cells in section["lanes"].items()}}
+        lanes = {lane: {script: {"text": retry_cell(cell, ("✔", "✘")), "right": cell.get("verdict") == "right",
+                                 "why": cell.get("why")} for script, cell in cells.items()}
+                 for lane, cells in section["lanes"].items()}
+        data["retries"] = {"rules": section["rules"], "scripts": list(section["rules"]), "lanes": lanes}
     return data
 
 

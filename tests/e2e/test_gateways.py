@@ -543,7 +543,7 @@ def test_no_gateway_sends_a_request_the_vendor_refuses(report: dict[str, Any]) -
                 and finding["field"] not in ("request.signatures", "request.results")]
 
 
-# ---- Retries (docs/retries.md) ----------------------------------------------------------------------------------------
+# ---- Retries (docs/retries.md) ---------------------------------------------------------------------------------------
 
 def test_every_gateway_line_of_the_retry_table_is_what_the_lane_measures() -> None:
     """docs/retries.md, "What each client does": each gateway stack at its library's default retry policy."""
