@@ -15,7 +15,7 @@ from conformance.engine.cases import Case
 from conformance.engine.classify import classify_response
 from conformance.engine.evidence import verify_text
 from conformance.engine.fixtures import RecordedTurn
-from conformance.engine.rows import Mode
+from conformance.engine.rows import Lane, Mode
 from conformance.engine.schemas import compiled
 from conformance.engine.world import LookupTool, Receipt
 from conformance.errors import InputError, Problem
@@ -104,6 +104,7 @@ class _Loop:
     def __init__(self, case: Case, provider: str, adapter: Adapter, turns: tuple[RecordedTurn, ...], mode: Mode,
                  run: LoopRun) -> None:
         self.case, self.provider, self.adapter, self.turns, self.mode = case, provider, adapter, turns, mode
+        self.api = Lane.parse(provider).provider  # the API the turns are answered on (a variant's too)
         self.run = run
         self.world = case.world.fork()
         self.transcript: list[TranscriptEntry] = [UserMessage(text=case.task.input)]
@@ -149,7 +150,7 @@ class _Loop:
         if run.outcome != "answer_ready" or self.answered == len(follow_ups):
             return True
         # The answer stands; the user speaks again and the whole history goes back with it.
-        self.transcript.append(ModelTurn(response=response))
+        self.transcript.append(ModelTurn(response=response, api=self.api))
         self.transcript.append(UserMessage(text=follow_ups[self.answered]))
         self.answered += 1
         self.exchange_receipts = len(run.receipts)
@@ -165,7 +166,7 @@ class _Loop:
         """Execute the calls of turn ``index`` against the world, stopping at the first denial."""
         run = self.run
         run.phase = "running the tool calls"
-        self.transcript.append(ModelTurn(response=response))
+        self.transcript.append(ModelTurn(response=response, api=self.api))
         if self.calls_used + len(response.calls) > self.case.max_tool_calls:
             run.outcome = "budget_exhausted"
             run.detail = (f"turn {index + 1} asked for {len(response.calls)} call(s) with {self.calls_used} of "

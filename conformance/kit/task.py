@@ -64,9 +64,13 @@ class UserMessage:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ModelTurn:
-    """A model response in the transcript; its ``output_items`` are re-sent verbatim."""
+    """A model response in the transcript; its ``output_items`` are re-sent verbatim to the API that answered."""
 
     response: ModelResponse
+    api: str | None = None
+    """The API the turn was answered on (``anthropic-messages``); None: the API the next request goes to. A turn
+    answered on another built-in API is rebuilt from its text and calls (``conformance.providers.switch``)."""
+
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -17,6 +17,7 @@ from conformance.kit.adapter import (
     request_prefix,
     result_pairs,
 )
+from conformance.providers.switch import answered_elsewhere, turn_text
 from conformance.kit.task import ModelTurn, Task, ToolChoice, TranscriptEntry, UserMessage
 from conformance.kit.values import description_of, int_or_none, list_or_empty, string_or_none, text_of
 
@@ -50,6 +51,12 @@ def _messages(entry: TranscriptEntry) -> list[Any]:
     if isinstance(entry, UserMessage):
         return [{"role": "user", "content": entry.text}]
     if isinstance(entry, ModelTurn):
+        if answered_elsewhere(entry, "anthropic-messages"):  # another API's turn: its text and calls; another
+            text = turn_text(entry)                          # vendor's signature is refused, so no thinking
+            return [{"role": "assistant", "content": [
+                *([{"type": "text", "text": text}] if text else []),
+                *({"type": "tool_use", "id": call.call_id, "name": call.name,
+                   "input": dict(call.parsed_arguments or {})} for call in entry.response.calls)]}]
         # The assistant content goes back as received: thinking blocks keep their signatures.
         return list(entry.response.output_items)
     blocks = []

@@ -18,7 +18,15 @@ from conformance.kit.adapter import (
     result_pairs,
 )
 from conformance.kit.calls import compact_json
-from conformance.kit.task import ModelTurn, Task, ToolChoice, ToolResults, TranscriptEntry, UserMessage
+from conformance.providers.switch import answered_elsewhere, turn_text
+from conformance.kit.task import (
+    ModelTurn,
+    Task,
+    ToolChoice,
+    ToolResults,
+    TranscriptEntry,
+    UserMessage,
+)
 from conformance.kit.values import description_of, int_or_none, list_or_empty, string_or_none, text_of
 
 # Task.tool_choice → the member of Converse `toolChoice` (service model `ToolChoice`: auto | any | tool).
@@ -83,6 +91,12 @@ def _tool_choice(task: Task) -> dict[str, Any] | None:
 def _messages(entry: TranscriptEntry) -> list[Any]:
     if isinstance(entry, UserMessage):
         return [{"role": "user", "content": [{"text": entry.text}]}]
+    if isinstance(entry, ModelTurn) and answered_elsewhere(entry, "bedrock-converse"):
+        text = turn_text(entry)  # another API's turn: its text and calls, no reasoningContent
+        return [{"role": "assistant", "content": [
+            *([{"text": text}] if text else []),
+            *({"toolUse": {"toolUseId": call.call_id, "name": call.name, "input": dict(call.parsed_arguments or {})}}
+              for call in entry.response.calls)]}]
     if isinstance(entry, ModelTurn):
         # The assistant message goes back as received, reasoningContent (with its signature) included.
         return list(entry.response.output_items)

@@ -17,7 +17,15 @@ from conformance.kit.adapter import (
     request_prefix,
     result_pairs,
 )
-from conformance.kit.task import ModelTurn, Task, ToolChoice, ToolResult, TranscriptEntry, UserMessage
+from conformance.providers.switch import answered_elsewhere, turn_text
+from conformance.kit.task import (
+    ModelTurn,
+    Task,
+    ToolChoice,
+    ToolResult,
+    TranscriptEntry,
+    UserMessage,
+)
 from conformance.kit.values import description_of, int_or_none, list_or_empty, string_or_none, text_of
 
 # task.tool_choice → functionCallingConfig.mode. `ANY` means "must call a function"; a forced tool is
@@ -65,9 +73,24 @@ def _function_calling_config(task: Task) -> dict[str, Any]:
     return config
 
 
+FOREIGN_SIGNATURE = "skip_thought_signature_validator"
+"""The stand-in thoughtSignature for a call Gemini did not make (ai.google.dev/gemini-api/docs/thought-signatures)."""
+
+
 def _contents(entry: TranscriptEntry) -> list[Any]:
     if isinstance(entry, UserMessage):
         return [{"role": "user", "parts": [{"text": entry.text}]}]
+    if isinstance(entry, ModelTurn) and answered_elsewhere(entry, "gemini"):
+        # Another API's turn: its text and calls. Gemini 3 wants a thoughtSignature on a step's first call; a call
+        # another model made has none, and the documented stand-in tells the API not to look for one
+        # (ai.google.dev/gemini-api/docs/thought-signatures, "FAQs": a conversation from another model).
+        text = turn_text(entry)
+        parts: list[Any] = [{"text": text}] if text else []
+        for position, call in enumerate(entry.response.calls):
+            parts.append({"functionCall": {"id": call.call_id, "name": call.name,
+                                           "args": dict(call.parsed_arguments or {})},
+                          **({"thoughtSignature": FOREIGN_SIGNATURE} if position == 0 else {})})
+        return [{"role": "model", "parts": parts}]
     if isinstance(entry, ModelTurn):
         # The candidate content goes back exactly as received: a thoughtSignature must stay on the same
         # part, in the same position, or Gemini 3 answers 400 (google.genai.types.Part; ai.google.dev/gemini-

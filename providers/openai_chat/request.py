@@ -17,6 +17,7 @@ from conformance.kit.adapter import (
     request_prefix,
     result_pairs,
 )
+from conformance.providers.switch import answered_elsewhere, turn_text
 from conformance.kit.task import ModelTurn, Task, ToolChoice, TranscriptEntry, UserMessage
 from conformance.kit.values import description_of, int_or_none, string_or_none, text_of
 
@@ -60,6 +61,11 @@ def _messages(entry: TranscriptEntry) -> list[Any]:
     if isinstance(entry, UserMessage):
         return [{"role": "user", "content": entry.text}]
     if isinstance(entry, ModelTurn):
+        if answered_elsewhere(entry, "openai-chat"):  # another API's turn: its text and calls, no reasoning
+            calls = [{"id": call.call_id, "type": "function", "function": {"name": call.name,
+                                                                            "arguments": call.arguments}}
+                     for call in entry.response.calls]
+            return [{"role": "assistant", "content": turn_text(entry), **({"tool_calls": calls} if calls else {})}]
         return list(entry.response.output_items)
     messages: list[Any] = []
     for result in entry.results:

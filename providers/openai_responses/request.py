@@ -17,6 +17,7 @@ from conformance.kit.adapter import (
     request_prefix,
     result_pairs,
 )
+from conformance.providers.switch import answered_elsewhere, turn_text
 from conformance.kit.task import ModelTurn, Task, ToolChoice, TranscriptEntry, UserMessage
 from conformance.kit.values import description_of, int_or_none, list_or_empty, string_or_none, text_of
 
@@ -67,6 +68,11 @@ def _input_items(entry: TranscriptEntry) -> list[Any]:
     if isinstance(entry, UserMessage):
         return [{"role": "user", "content": entry.text}]
     if isinstance(entry, ModelTurn):
+        if answered_elsewhere(entry, "openai-responses"):  # another API's turn: its text and calls, no reasoning
+            text = turn_text(entry)
+            return [*([{"role": "assistant", "content": text}] if text else []),
+                    *({"type": "function_call", "call_id": call.call_id, "name": call.name,
+                       "arguments": call.arguments} for call in entry.response.calls)]
         # Every output item goes back as received, reasoning items included, in order.
         return list(entry.response.output_items)
     return [
