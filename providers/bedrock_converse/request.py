@@ -18,7 +18,6 @@ from conformance.kit.adapter import (
     result_pairs,
 )
 from conformance.kit.calls import compact_json
-from conformance.providers.switch import answered_elsewhere, turn_text
 from conformance.kit.task import (
     ModelTurn,
     Task,
@@ -28,6 +27,7 @@ from conformance.kit.task import (
     UserMessage,
 )
 from conformance.kit.values import description_of, int_or_none, list_or_empty, string_or_none, text_of
+from conformance.providers.switch import answered_elsewhere, turn_text
 
 # Task.tool_choice → the member of Converse `toolChoice` (service model `ToolChoice`: auto | any | tool).
 # Converse has no `none` choice (botocore bedrock-runtime ToolChoice): `toolChoice` is left out, which means "auto", and

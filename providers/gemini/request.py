@@ -17,7 +17,6 @@ from conformance.kit.adapter import (
     request_prefix,
     result_pairs,
 )
-from conformance.providers.switch import answered_elsewhere, turn_text
 from conformance.kit.task import (
     ModelTurn,
     Task,
@@ -27,6 +26,7 @@ from conformance.kit.task import (
     UserMessage,
 )
 from conformance.kit.values import description_of, int_or_none, list_or_empty, string_or_none, text_of
+from conformance.providers.switch import answered_elsewhere, turn_text
 
 # task.tool_choice → functionCallingConfig.mode. `ANY` means "must call a function"; a forced tool is
 # `ANY` narrowed by allowedFunctionNames (google.genai.types.FunctionCallingConfig).

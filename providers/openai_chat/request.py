@@ -17,9 +17,9 @@ from conformance.kit.adapter import (
     request_prefix,
     result_pairs,
 )
-from conformance.providers.switch import answered_elsewhere, turn_text
 from conformance.kit.task import ModelTurn, Task, ToolChoice, TranscriptEntry, UserMessage
 from conformance.kit.values import description_of, int_or_none, string_or_none, text_of
+from conformance.providers.switch import answered_elsewhere, turn_text
 
 
 def build_request(task: Task, transcript: Sequence[TranscriptEntry]) -> dict[str, Any]:
