@@ -164,21 +164,13 @@ def _frames(turn: RecordedTurn, adapter: Adapter) -> list[bytes]:
     return list(adapter.wire.encode_stream(data) if adapter.wire.encode_stream is not None else _events(data))
 
 
-def asked_delay(turn: RecordedTurn) -> float | None:
-    """The delay a recorded error answer asks for, in seconds: its ``Retry-After`` seconds, else a Gemini body's
-    ``RetryInfo.retryDelay`` (``"27s"``; google.rpc.RetryInfo in googleapis/google/rpc/error_details.proto)."""
-    value = {name.lower(): value for name, value in turn.headers.items()}.get("retry-after")
-    if value is not None and value.strip().isdigit():
-        return float(value)
-    details = (turn.body.get("error") or {}).get("details") if isinstance(turn.body, dict) else None
-    for detail in details if isinstance(details, list) else ():
-        delay = detail.get("retryDelay") if isinstance(detail, dict) else None
-        if isinstance(delay, str) and delay.endswith("s"):
-            try:
-                return float(delay[:-1])
-            except ValueError:
-                return None
-    return None
+def asked_delay(turn: RecordedTurn, adapter: Adapter) -> float | None:
+    """The delay a recorded error answer asks for, in seconds, as the API's own adapter reads it (its
+    ``Retry-After`` header, or a body field such as Gemini's ``RetryInfo.retryDelay``: providers/<api>/errors.py)."""
+    from conformance.engine.classify import classify_response  # noqa: PLC0415
+
+    delay = getattr(classify_response(adapter, turn.status, turn.headers, turn.body), "retry_after_s", None)
+    return float(delay) if isinstance(delay, int | float) else None
 
 
 def _error_answer(turn: RecordedTurn, as_date: bool) -> Callable[[], Reply]:
@@ -220,7 +212,7 @@ def probe(stack: Stack, adapter: Adapter, script: Script, cases: Mapping[str, Ca
     if first is None or success is None or (script.mode == "stream" and not stack.streams):
         return None
     ok, error = success.turns[0], first.turns[0]
-    asked = asked_delay(error) if script.rule == "retry_after" else None
+    asked = asked_delay(error, adapter) if script.rule == "retry_after" else None
     if script.as_date and "retry-after" not in {name.lower() for name in error.headers}:
         return None  # the API sends no Retry-After header: there is no date to send either
     if script.mode == "stream":
