@@ -137,8 +137,11 @@ def test_a_responses_reasoning_item_resent_without_its_encrypted_content_fails()
             item.pop("encrypted_content", None)
 
     _, found = failures("normal", "openai-responses", strip)
-    assert found == ["request: turn 2: model turn 1 was re-sent with 0 of its 1 reasoning signature(s): the vendor "
-                     "needs each back, unchanged"]
+    assert found[0] == "request: turn 2: model turn 1 was re-sent with 0 of its 1 reasoning signature(s): the vendor " \
+                       "needs each back, unchanged"
+    # the request says it too, being stateless (store false): the vendor's rule, with the item's pointer
+    assert len(found) == 2 and "(reasoning-items-replayable, " in found[1] and \
+        "): /input/1/encrypted_content: " in found[1], found
 
 
 def test_anthropic_results_sent_as_two_user_messages_fail() -> None:

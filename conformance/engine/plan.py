@@ -4,13 +4,14 @@ item exists, and is named, the same way in both (``normal[openai-chat-body]``, `
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from conformance.engine.cases import Case, base_provider
-from conformance.engine.rows import Mode
+from conformance.engine.rows import Lane, Mode
 from conformance.engine.runner import modes_for
 from conformance.kit.adapter import Adapter
 
@@ -23,8 +24,12 @@ class StackLane(Protocol):
         """The vendor API whose fixtures the stack's client is served."""
 
     @property
+    def fixtures(self) -> str:
+        """The fixture set it replays: the provider's, or a variant's (``openai-chat~deepseek-v4``)."""
+
+    @property
     def row_id(self) -> str:
-        """Its lane, ``<provider>@<stack>``."""
+        """Its lane, ``<provider>@<stack>`` (``<provider>~<variant>@<stack>``)."""
 
     @property
     def streams(self) -> bool:
@@ -66,6 +71,19 @@ def plan_case(case: Case, adapters: Mapping[str, Adapter], stacks: Sequence[Stac
     for stack in stacks:
         if stack.provider in case.providers and stack.provider in adapters and any(
                 fnmatch.fnmatchcase(case.id, pattern) for pattern in stack.cases):
-            for mode in modes_for(case, stack.provider, adapters[stack.provider]):
-                if mode == "body" or stack.streams:
-                    yield Planned(case, stack.row_id, mode, stack)
+            for lane in _stack_variants(case, stack):
+                for mode in modes_for(case, lane.fixtures, adapters[stack.provider]):
+                    if mode == "body" or stack.streams:
+                        yield Planned(case, lane.row_id, mode, lane)
+
+
+def _stack_variants(case: Case, stack: StackLane) -> Iterator[StackLane]:
+    """The stack on its provider's fixtures, then on each recorded model variant of them (a variant's wire shapes
+    reach the team's client as they reach the adapter). A team's own loop runs the provider's fixtures only."""
+    yield stack
+    if getattr(stack, "loop", None) is not None or getattr(stack, "variant", True) is not None:
+        return
+    for fixtures in sorted(case.providers):
+        lane = Lane.parse(fixtures)
+        if lane.provider == stack.provider and lane.variant is not None:
+            yield dataclasses.replace(stack, variant=lane.variant)  # type: ignore[type-var]

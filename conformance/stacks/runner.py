@@ -92,7 +92,7 @@ def run_stack_case(case: Case, stack: Stack, reader: Adapter, mode: Mode = "body
         return response, request, _served_stream(replay.session(case.id, stack.row_id, mode), index, reader)
 
     with contextlib.ExitStack() as installs:
-        row, error, requests = run_lane(case, stack.provider, reader, mode, respond, stack.row_id, stack.id,
+        row, error, requests = run_lane(case, stack.fixtures, reader, mode, respond, stack.row_id, stack.id,
                                         stack.differences.get((case.id, mode)), stack.waivers)
     if stack.telemetry is not None:
         row["telemetry"] = {"instrumentation": stack.telemetry.id, "dialect": stack.telemetry.dialect,

@@ -86,10 +86,19 @@ class Stack:
     (``response_id``, ``usage.reasoning_tokens``, ...) for every case, or ``field@case`` for one. A finding not
     accepted here that appears after an upgrade is a regression in ``conformance diff``."""
 
+    variant: str | None = None
+    """The recorded model variant of ``provider`` this copy of the stack replays (``openai-chat~deepseek-v4``'s
+    ``deepseek-v4``), set by the plan for each variant a case has; None for the provider's own fixtures."""
+
+    @property
+    def fixtures(self) -> str:
+        """The fixture set it replays: ``provider``, or its variant (``openai-chat~deepseek-v4``)."""
+        return self.provider if self.variant is None else f"{self.provider}~{self.variant}"
+
     @property
     def row_id(self) -> str:
-        """The report's provider column for this stack: ``<provider>@<id>``."""
-        return f"{self.provider}@{self.id}"
+        """The report's provider column for this stack: ``<provider>@<id>`` (``<provider>~<variant>@<id>``)."""
+        return f"{self.fixtures}@{self.id}"
 
     def versions(self) -> dict[str, str | None]:
         """Each of ``packages`` with its installed version (None when it is not installed)."""

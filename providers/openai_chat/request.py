@@ -120,8 +120,8 @@ def _read_choice(choice: Any) -> tuple[ToolChoice | None, str | None]:
 
 
 def read_history(messages: Sequence[Any]) -> list[SentEntry]:
-    """Messages → neutral entries: user messages, assistant messages (Chat re-sends no reasoning), and `tool` (or
-    legacy `function`) messages as results."""
+    """Messages → neutral entries: user messages, assistant messages with the reasoning a compatible server needs
+    back (``_signatures``), and `tool` (or legacy `function`) messages as results."""
     return merged(_entry(message) for message in messages)
 
 
@@ -132,9 +132,31 @@ def _entry(message: Any) -> SentEntry:
     if role == "user":
         return SentEntry(role="user", text=text_of(message.get("content")))
     if role == "assistant":
-        return SentEntry(role="model")
+        return SentEntry(role="model", signatures=_signatures(message))
     if role == "tool":
         return SentEntry(role="results", results=(SentResult(call_id=string_or_none(message.get("tool_call_id"))),))
     if role == "function":
         return SentEntry(role="results", results=(SentResult(call_id=None, name=string_or_none(message.get("name"))),))
     return SentEntry(role=f"{role} message")
+
+
+def _signatures(message: Mapping[str, Any]) -> tuple[str, ...]:
+    """What an assistant message carries that the server needs back unchanged; OpenAI's own Chat API sends none.
+
+    - DeepSeek's thinking mode: the ``reasoning_content`` of a message with ``tool_calls``, even empty; without it
+      the next request is refused, "Missing reasoning_content field in the assistant message at message index N"
+      (api-docs.deepseek.com/guides/thinking_mode, "Tool calls"). A message without calls may leave it out.
+    - OpenRouter: the opaque parts of ``reasoning_details``, the ``data`` of a ``reasoning.encrypted`` detail and the
+      ``signature`` of a ``reasoning.text`` one, which an upstream Anthropic or Gemini model needs back to continue
+      (openrouter.ai/docs/use-cases/reasoning-tokens, "Preserving reasoning blocks").
+    """
+    found: list[str] = []
+    if message.get("tool_calls") and isinstance(message.get("reasoning_content"), str):
+        found.append(message["reasoning_content"])
+    details = message.get("reasoning_details")
+    for detail in details if isinstance(details, list) else ():
+        if isinstance(detail, dict):
+            value = detail.get("data") if detail.get("type") == "reasoning.encrypted" else detail.get("signature")
+            if isinstance(value, str) and value:
+                found.append(value)
+    return tuple(found)

@@ -42,7 +42,10 @@ FINISH_REASONS: dict[str, Verdict] = {
 
 # Message keys a follow-up request may carry for an assistant message; response-only keys such as
 # `annotations` and `audio` are not part of the assistant message parameter.
-REPLAYED_MESSAGE_KEYS = ("role", "content", "refusal", "tool_calls", "function_call")
+REPLAYED_MESSAGE_KEYS = ("role", "content", "refusal", "tool_calls", "function_call", "reasoning_details")
+# DeepSeek's thinking mode needs a tool-calling message's `reasoning_content` back in every later request, and
+# ignores (deepseek-reasoner refused) it on a message without calls (api-docs.deepseek.com/guides/thinking_mode).
+REPLAYED_WITH_CALLS = ("reasoning_content",)
 
 
 def classify_body(body: Any) -> ModelResponse:
@@ -75,7 +78,8 @@ def classify_body(body: Any) -> ModelResponse:
         if decides_alone(verdict):
             return resolve(verdict, raw, Content(), common)
         return Unsupported(raw="choices[0].message", raw_type="a choice without a message", **common)
-    common["output_items"] = ({key: message[key] for key in REPLAYED_MESSAGE_KEYS if key in message},)
+    replayed = REPLAYED_MESSAGE_KEYS + (REPLAYED_WITH_CALLS if message.get("tool_calls") else ())
+    common["output_items"] = ({key: message[key] for key in replayed if key in message},)
     content, legacy = _scan_message(message, raw)
     if legacy and isinstance(verdict, ContentDecides):
         raw = f"{raw}/message.function_call"

@@ -34,6 +34,8 @@ class _Assembly:
         self.calls: dict[int, dict[str, Any]] = {}
         self.arguments: dict[int, list[str]] = {}
         self.function_call: dict[str, Any] | None = None
+        self.reasoning: dict[str, io.StringIO] = {}
+        self.details: dict[int, dict[str, Any]] = {}
         self.finish: Any = None
         self.usage: Any = None
 
@@ -64,6 +66,8 @@ class _Assembly:
         if isinstance(delta.get("function_call"), dict):
             self._function_call(delta["function_call"])
             carried.append("function_call")
+        if self._reasoning(delta):
+            carried.append("reasoning")
         # null, "" or a missing finish_reason all mean "not finished" (compatible servers, docs/contract.md, "OpenAI-
         # compatible servers").
         if choice.get("finish_reason"):
@@ -103,6 +107,30 @@ class _Assembly:
                 if isinstance(function.get("arguments"), str):
                     self.arguments.setdefault(index, []).append(function["arguments"])
 
+    def _reasoning(self, delta: dict[str, Any]) -> bool:
+        """Fold the reasoning a compatible server streams beside the content: DeepSeek's ``reasoning_content``
+        (api-docs.deepseek.com/guides/thinking_mode), vLLM's ``reasoning``, and OpenRouter's ``reasoning_details``
+        (openrouter.ai/docs/use-cases/reasoning-tokens), whose pieces are joined per ``index``. The assembled message
+        keeps them under the names they came with, so a turn goes back carrying what the server needs."""
+        carried = False
+        for field in ("reasoning_content", "reasoning"):
+            if isinstance(delta.get(field), str):
+                self.reasoning.setdefault(field, io.StringIO()).write(delta[field])
+                carried = True
+        details = delta.get("reasoning_details")
+        for piece in details if isinstance(details, list) else ():
+            if not isinstance(piece, dict):
+                continue
+            index: int = piece["index"] if isinstance(piece.get("index"), int) else len(self.details)
+            detail = self.details.setdefault(index, {})
+            for key, value in piece.items():
+                if key in ("text", "summary", "data") and isinstance(value, str) and isinstance(detail.get(key), str):
+                    detail[key] += value
+                elif value is not None or key not in detail:
+                    detail[key] = value
+            carried = True
+        return carried
+
     def _function_call(self, fragment: dict[str, Any]) -> None:
         if self.function_call is None:
             self.function_call = {"name": None, "arguments": ""}
@@ -125,6 +153,10 @@ class _Assembly:
                 message["tool_calls"].append(call)
         if self.function_call is not None:
             message["function_call"] = self.function_call
+        for field, text in self.reasoning.items():
+            message[field] = text.getvalue()
+        if self.details:
+            message["reasoning_details"] = [self.details[index] for index in sorted(self.details)]
         return {
             "id": self.response_id,
             "object": "chat.completion",

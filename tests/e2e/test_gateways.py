@@ -577,3 +577,27 @@ def test_every_gemini_gateway_fails_on_a_keep_alive_comment_and_the_rest_read_ev
                 assert lost == sum(cell.values()) > 0, (lane, cell)
             else:
                 assert lost == 0, (lane, family, cell)
+
+
+# docs/stacks.md, "Model variants and reasoning state": what each gateway's next request re-sends of the reasoning a
+# compatible server needs back, on the bundled `normal` case's variants (True: `request.signatures` lost on turn 2,
+# the request that re-sends turn 1).
+REASONING_LOST = {
+    "openai-chat~deepseek-v4@litellm": False, "openai-chat~openrouter@litellm": False,
+    "openai-chat~deepseek-v4@pydantic-ai": False, "openai-chat~openrouter@pydantic-ai": True,
+    "openai-chat~deepseek-v4@langchain": True, "openai-chat~openrouter@langchain": True,
+    "anthropic-messages~redacted-thinking@litellm": False, "anthropic-messages~redacted-thinking@langchain": False,
+    "anthropic-messages~redacted-thinking@pydantic-ai": False,
+}
+
+
+def test_each_gateway_on_the_reasoning_variants_keeps_or_loses_what_the_docs_say(tmp_path: Any) -> None:
+    result = cli("run", "--no-config", "--case", "normal", "--stack", "gateways", "--report-dir", str(tmp_path))
+    assert result.returncode in (0, 1), result.stderr
+    document = json.loads((tmp_path / "report.json").read_text())
+    lanes = {row["provider"] for row in document["results"]}
+    assert set(REASONING_LOST) <= lanes
+    for lane, lost in REASONING_LOST.items():
+        for mode in ("body", "stream"):
+            assert (_finding(document, lane, "normal", mode, 2, "request.signatures") is not None) is lost, \
+                (lane, mode)
