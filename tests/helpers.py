@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import copy as copying
+import dataclasses
 import io
 import json
 import os
 import shutil
 import signal
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -95,3 +98,17 @@ def copied_cases(target: Path, copies: int, source: Path = CASES) -> Path:
             (target / name / "case.yaml").write_text(
                 text.replace(f"id: {case_file.parent.name}\n", f"id: {name}\n", 1), encoding="utf-8")
     return target
+
+
+def changing_requests(adapter: Any, change: Callable[[dict[str, Any]], None] | None) -> Any:
+    """``adapter`` whose every built request is changed by ``change`` (on a copy) before it is sent: a deliberately
+    broken request builder."""
+    if change is None:
+        return adapter
+    original = adapter.build_request
+
+    def build(task: Any, transcript: Any) -> dict[str, Any]:
+        request = copying.deepcopy(original(task, transcript))
+        change(request)
+        return request
+    return dataclasses.replace(adapter, build_request=build)

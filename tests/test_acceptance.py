@@ -17,20 +17,14 @@ from conformance.engine.plan import Planned
 from conformance.engine.registry import builtin_adapters
 from conformance.engine.request_check import acceptance_problems
 from conformance.session import Run
-from tests.helpers import CASES
+from tests.helpers import CASES, changing_requests
 
 ADAPTERS = builtin_adapters()
 CASE_LIST = {case.id: case for case in load_cases([CASES])}
 
 
 def _row(provider: str, case: str, change: Callable[[dict[str, Any]], None] | None = None) -> Any:
-    adapter = original = ADAPTERS[provider]
-    if change is not None:
-        def build(task: Any, transcript: Any) -> dict[str, Any]:
-            request = copy.deepcopy(original.build_request(task, transcript))
-            change(request)
-            return request
-        adapter = dataclasses.replace(adapter, build_request=build)
+    adapter = changing_requests(ADAPTERS[provider], change)
     run = Run.configure()
     run.adapters = {provider: adapter}
     row, _, _ = run.execute(Planned(CASE_LIST[case], provider, "body"))

@@ -6,7 +6,6 @@ it fails its row by name, with the vendor's rule where the request alone shows t
 from __future__ import annotations
 
 import copy
-import dataclasses
 import json
 from collections.abc import Callable
 from typing import Any
@@ -18,7 +17,7 @@ from conformance.engine.registry import builtin_adapters
 from conformance.engine.request_check import acceptance_problems
 from conformance.engine.runner import run_case_with_requests
 from conformance.providers.openai_chat.stream import assemble_stream
-from tests.helpers import BUNDLED
+from tests.helpers import BUNDLED, changing_requests
 
 ADAPTERS = builtin_adapters()
 NORMAL = next(case for case in load_cases([BUNDLED]) if case.id == "normal")
@@ -31,13 +30,7 @@ def _turn1(lane: str) -> dict[str, Any]:
 
 def _run(lane: str, mode: str, change: Callable[[dict[str, Any]], None] | None = None
          ) -> tuple[Any, list[dict[str, Any]]]:
-    adapter = original = ADAPTERS[lane.split("~")[0]]
-    if change is not None:
-        def build(task: Any, transcript: Any) -> dict[str, Any]:
-            request = copy.deepcopy(original.build_request(task, transcript))
-            change(request)
-            return request
-        adapter = dataclasses.replace(adapter, build_request=build)
+    adapter = changing_requests(ADAPTERS[lane.split("~")[0]], change)
     row, error, requests = run_case_with_requests(NORMAL, lane, adapter, mode)  # type: ignore[arg-type]
     assert error is None
     return row, requests
