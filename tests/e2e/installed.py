@@ -4,6 +4,7 @@ index, its dependencies read from this environment (tests/e2e/test_wheel.py, tes
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -23,8 +24,17 @@ def install_wheel(base: Path) -> tuple[Path, dict[str, str]]:
     env = {key: value for key, value in os.environ.items()
            if key not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTEST_ADDOPTS", "PYTEST_PLUGINS")}
     env["PIP_NO_INDEX"] = "1"  # offline: pip may not reach any index
+    # Built from a copy: setuptools writes build/ and *.egg-info beside the sources, and two test modules
+    # building from this checkout at once (pytest -n) would race on them. The copy follows
+    # conformance/cases and conformance/providers, the links the wheel installs the bundled data through.
+    source = base / "source"
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "build")
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, source / name)
+    shutil.copytree(ROOT / "conformance", source / "conformance", ignore=ignore)
     built = run(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w",
-                str(base / "dist"), str(ROOT), cwd=base, env=env)
+                str(base / "dist"), str(source), cwd=base, env=env)
     assert built.returncode == 0, built.stderr[-3000:]
     (wheel,) = (base / "dist").glob("llm_conformance-*.whl")  # the distribution name, normalized (PEP 427)
     names = zipfile.ZipFile(wheel).namelist()

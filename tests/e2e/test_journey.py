@@ -266,9 +266,12 @@ def test_the_bundled_set_runs_through_the_teams_code_with_its_snapshots_in_its_r
     cases = {case for (case, lane, _) in planted["rows"] if lane == "anthropic-messages@acme"}
     assert len(cases) == len(list(journey["bundled"].glob("*/case.yaml")))  # the bundled set (Anthropic has all)
     kept = journey["repo"] / "conformance_bundled/__snapshots__/normal"
-    assert sorted(path.name for path in kept.glob("*@acme*")) == [  # a lane's modes and its recorded requests
-        "anthropic-messages@acme.json", "anthropic-messages@acme.requests.json", "openai-chat@acme-loop.json",
-        "openai-chat@acme-loop.requests.json", "openai-chat@acme.json", "openai-chat@acme.requests.json"]
+    # A lane's modes and its recorded requests, for each model variant of its provider (the bundled normal case's
+    # openai-chat~deepseek-v4, ...); the team's loop runs the provider's own fixtures only (docs/stacks.md).
+    lanes_kept = ["anthropic-messages@acme", "anthropic-messages~redacted-thinking@acme", "openai-chat@acme-loop",
+                  "openai-chat@acme", "openai-chat~deepseek-v4@acme", "openai-chat~openrouter@acme"]
+    assert sorted(path.name for path in kept.glob("*@acme*")) == sorted(
+        f"{lane}{suffix}" for lane in lanes_kept for suffix in (".json", ".requests.json"))
     assert not (journey["bundled"] / "__snapshots__").exists() or not list(
         (journey["bundled"] / "__snapshots__").rglob("*@acme*"))  # never written beside the installed cases
 

@@ -167,10 +167,13 @@ def test_pdb_stops_inside_the_adapter(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(my_adapter=FAILING_ADAPTER)
     child = pytester.spawn_pytest(" ".join([*PLUGIN, "--conformance-adapter", "my_adapter.py:ADAPTER", "-k",
                                             "openai-chat-body", "--pdb", "--conformance-report="]))
+    import pexpect
+
     child.expect(r"\(Pdb\)")
     child.sendline("p body['id']")
     child.expect("chatcmpl")
     child.sendline("c")
+    child.expect(pexpect.EOF, timeout=120)  # the run ends; a second prompt would be a hang, not a pass
     child.wait()
 
 
