@@ -128,6 +128,12 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
                   help="allow: let python tools named in world.yaml run (they run code from the cases folder)")
     parser.addini("conformance_max_age_days", default="",
                   help="conformance validate fails on recordings older than this many days (docs/record.md)")
+    parser.addini("conformance_prices", default="",
+                  help="the price file of the report's cost figures, relative to the rootdir (default: the bundled "
+                       "one; docs/cost.md)")
+    parser.addini("conformance_cost_function", default="",
+                  help="your cost function, module:function (api, model, usage, raw_usage) -> USD, checked against "
+                       "the prices")
     parser.addini("conformance_bundled", default="",
                   help="a folder of this repository: the bundled cases run through your adapters and stacks too, "
                        "their snapshots kept there (<folder>/__snapshots__/)")
@@ -391,6 +397,10 @@ def _run(config: pytest.Config) -> Run:
                     *config.getoption("conformance_stack")],
             require=[*config.getini("conformance_require_providers"),
                      *config.getoption("conformance_require_providers")])
+        prices, cost_function = config.getini("conformance_prices").strip(), \
+            config.getini("conformance_cost_function").strip()
+        config.stash[_RUN_KEY].prices = config.rootpath / prices if prices else None
+        config.stash[_RUN_KEY].cost_function = cost_function or None
     return config.stash[_RUN_KEY]
 
 

@@ -57,6 +57,10 @@ class Run:
     """The (case, lane) pairs that ran: their fixture files are what the report verified."""
     shard: dict[str, Any] | None = None
     """Shard I of N's record (``conformance.engine.shard.shard_record``), once split."""
+    prices: Path | None = None
+    """The price file of the report's cost figures (None: the bundled one; ``conformance.report.cost``)."""
+    cost_function: str | None = None
+    """The team's cost function, ``module:function``, whose figures the report checks against the prices."""
 
     @classmethod
     def configure(cls, adapters: Sequence[str] = (), stacks: Sequence[str] = (), require: Sequence[str] = (),
@@ -183,7 +187,11 @@ class Run:
             for start in range(0, len(listed), PARSE_BATCH):
                 parsed += json.loads("[" + ",".join(listed[start:start + PARSE_BATCH]) + "]")
             lanes = sorted({row["provider"] for row in parsed})
-            report = build_report(parsed, lanes, self.stacks, dict(files), self.shard, dict(selection or {}) or None)
+            from conformance.report.cost import load_hook, load_prices  # noqa: PLC0415
+
+            report = build_report(parsed, lanes, self.stacks, dict(files), self.shard, dict(selection or {}) or None,
+                                  load_prices(self.prices), load_hook(self.cost_function) if self.cost_function
+                                  else None)
         finally:
             if collecting:
                 gc.enable()

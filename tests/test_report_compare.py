@@ -73,9 +73,10 @@ def test_the_report_records_what_it_measured_with() -> None:
     report = build_report([_row("c", "openai-chat", ["text"], "answer_ready")], ["openai-chat"], [stack])
     import openai
 
-    assert {key: value for key, value in report["measured"].items() if key != "fixtures"} == {
+    assert {key: value for key, value in report["measured"].items() if key not in ("fixtures", "prices")} == {
         "suite": __version__, "python": platform.python_version(),
         "stacks": {"openai-chat@openai-sdk": {"openai": openai.__version__}}}
+    assert report["measured"]["prices"]["file"] == "conformance/prices/prices.yaml"  # docs/cost.md
     assert f"Measured with conformance {__version__} on Python {platform.python_version()}; stacks: " in \
         render_markdown(report)
     assert builtin_stacks()["bedrock-converse@boto3"].versions().keys() == {"boto3", "botocore"}

@@ -45,6 +45,12 @@ def add_parser(commands: Any) -> None:
     output = run.add_argument_group("output")
     output.add_argument("--report-dir", type=Path,
                         help="where to write the reports (default: the conformance_report setting, else reports)")
+    output.add_argument("--prices", type=Path, metavar="FILE",
+                        help="the price file of the report's cost figures (default: conformance_prices, else the "
+                             "bundled one; docs/cost.md)")
+    output.add_argument("--cost-function", metavar="MODULE:FUNCTION",
+                        help="your cost function, (api, model, usage, raw_usage) -> USD: its figures are checked "
+                             "against the prices (default: conformance_cost_function)")
     output.add_argument("--verbose", "-v", action="store_true",
                         help="print the whole report.md instead of the summary (totals, failures, differing cells)")
     output.add_argument("--jobs", "-j", type=_jobs, default=1, metavar="N",
@@ -77,6 +83,8 @@ def run(arguments: argparse.Namespace) -> int:
     config = configured(arguments)
     session = Run.configure(config.adapters, config.stacks, config.require_providers, arguments.provider,
                             arguments.in_process)
+    session.prices = arguments.prices or config.settings.prices
+    session.cost_function = arguments.cost_function or config.settings.cost_function
     cases = session.load(config.roots, max_file_bytes=arguments.max_file_bytes)
     planned = select_items(cases, session.plan, arguments.case, arguments.keyword, arguments.mode)
     items = [item for item in planned if item.mode is not None]

@@ -59,6 +59,10 @@ class Settings:
     """pytest's ``pythonpath``: folders put first on ``sys.path`` (where the adapters named here import from)."""
     max_age_days: int | None = None
     """``conformance_max_age_days``: ``conformance validate`` fails on recordings older than this (docs/record.md)."""
+    prices: Path | None = None
+    """``conformance_prices``: the price file the report's cost figures use (None: the bundled one, docs/cost.md)."""
+    cost_function: str | None = None
+    """``conformance_cost_function``: the team's own cost function, ``module:function`` (docs/cost.md)."""
 
 
 def find_config(start: Path) -> tuple[Path, str | None] | None:
@@ -111,8 +115,16 @@ def read_settings(start: Path) -> Settings:
     if age != "" and (not isinstance(age, int) or isinstance(age, bool) or age < 0):
         raise InputError([Problem(str(path), None, "conformance_max_age_days is not a number of days",
                                   "write it as conformance_max_age_days = 90")])
+    prices, cost_function = values.get("conformance_prices", ""), values.get("conformance_cost_function", "")
+    for key, value in (("conformance_prices", prices), ("conformance_cost_function", cost_function)):
+        if not isinstance(value, str):
+            raise InputError([Problem(str(path), None, f"{key} is not a string",
+                                      f'write it as {key} = "prices.yaml"' if key == "conformance_prices" else
+                                      f'write it as {key} = "my_costs:cost"')])
     return Settings(
         max_age_days=age if isinstance(age, int) else None,
+        prices=root / prices.strip() if prices.strip() else None,
+        cost_function=cost_function.strip() or None,
         bundled=root / bundled.strip() if bundled.strip() else None,
         root=root, source=path,
         cases=tuple(root / entry for entry in listed("conformance_cases")),

@@ -7,7 +7,7 @@ import platform
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from conformance import __version__
 from conformance.engine.fixtures import fixture_digest
@@ -15,6 +15,7 @@ from conformance.engine.rows import Lane, Row, status_of
 from conformance.errors import InputError, Problem
 from conformance.kit.types import USAGE_FIELDS
 from conformance.report import files as reportfiles
+from conformance.report.cost import CostHook, Prices, load_prices, price_rows
 from conformance.report.findings import find_all
 from conformance.report.html import render_html, render_html_chunks
 from conformance.report.markdown import escape_cell
@@ -40,7 +41,8 @@ class Stack(Protocol):
 
 def build_report(rows: list[Row], providers: list[str], stacks: Sequence[Stack] = (),
                  fixtures: dict[str, str] | None = None, shard: dict[str, Any] | None = None,
-                 selection: dict[str, Any] | None = None) -> dict[str, Any]:
+                 selection: dict[str, Any] | None = None, prices: Prices | None = None,
+                 cost_hook: CostHook | None = None) -> dict[str, Any]:
     """The report of ``rows``; two rows under one case × provider × mode key are refused (InputError): the
     upgrade gate matches rows by key and could keep the passing one. ``stacks``: the stacks whose rows are here,
     for the findings their teams accept and the package versions they ran with. ``fixtures``: the fixture files
@@ -48,9 +50,18 @@ def build_report(rows: list[Row], providers: list[str], stacks: Sequence[Stack] 
     ``shard``: ``index``, ``of`` and ``plan`` of shard I of N (``conformance.engine.shard.shard_record``); its report
     keeps the fixture files one by one, so that ``merge_reports`` can hash the whole set. ``selection``: the filters
     that narrowed the run (``--case``, ``-k``, ``--mode``, ``--provider``), recorded as ``measured.selection`` so that
-    ``conformance verify`` does not take a part of the task set for all of it; None for a whole run."""
-    findings = [finding.to_dict() for finding in find_all(rows, {stack.row_id: stack.accepted for stack in stacks})]
+    ``conformance verify`` does not take a part of the task set for all of it; None for a whole run. ``prices``:
+    the price file each turn's ``cost`` is computed with (the bundled one when None); ``cost_hook``: the team's
+    own cost function, whose figures are checked against it (``conformance.report.cost``, docs/cost.md)."""
+    accepted = {stack.row_id: stack.accepted for stack in stacks}
+    findings = [finding.to_dict() for finding in find_all(rows, accepted)]
+    prices = prices or load_prices()
+    for finding in price_rows(cast(list[dict[str, Any]], rows), prices, cost_hook):
+        declared = accepted.get(finding["stack"], {})
+        finding["accepted"] = declared.get(f"{finding['field']}@{finding['case']}") or declared.get(finding["field"])
+        findings.append(finding)
     measured_with = measured(stacks)
+    measured_with["prices"] = prices.summary()
     if selection:
         measured_with["selection"] = dict(sorted(selection.items()))
     report = assemble(rows, providers, findings, differs_from_majority(rows), measured_with, fixtures)
@@ -209,7 +220,8 @@ def render_markdown(report: dict[str, Any]) -> str:
     lines += _raw_value_table(rows, providers)
     lines += _usage_table(rows, providers)
     lines += _request_table(rows, providers)
-    lines += _findings_section(report.get("findings", []))
+    lines += _cost_section(rows, providers, report)
+    lines += _findings_section([finding for finding in report.get("findings", []) if not is_cost(finding)])
     lines += _forward_section(report.get("forward"))
     lines += _retries_section(report.get("retries"))
     overrides = {(row["case"], row["provider"]): row for row in rows if row["override"]}
@@ -241,7 +253,16 @@ def render_summary(report: dict[str, Any], limit: int = 15) -> str:
         lines.append(f"Differ from most vendors ({len(differs)}): {cells}" + (" …" if len(differs) > limit else ""))
     findings: dict[str, list[dict[str, Any]]] = {}
     for finding in report.get("findings", []):
-        findings.setdefault(finding["stack"], []).append(finding)
+        if not is_cost(finding):
+            findings.setdefault(finding["stack"], []).append(finding)
+    costs = [finding for finding in report.get("findings", []) if is_cost(finding)]
+    prices = (report.get("measured") or {}).get("prices") or {}
+    if costs:
+        lines.append(f"Cost figures that are not the price table's ({len(costs)}; report.md, \"Cost\"): "
+                     + ", ".join(sorted({f"{item['stack']} {item['field']}" for item in costs})[:limit]))
+    if prices.get("stale"):
+        lines.append(f"The price file {prices['file']} is {prices['age_days']} days old (older than "
+                     f"{prices['max_age_days']}): update its prices and as_of.")
     if findings:
         lines.append("What each stack hides (findings against the raw adapter; report.md lists them):")
         lines += [f"  {stack}: {len(items)} ({sum(1 for item in items if not item['accepted'])} not accepted)"
@@ -295,6 +316,52 @@ def _findings_section(findings: list[dict[str, Any]]) -> list[str]:
             lines.append(f"| {escape_cell(field)} | {effect} | {escape_cell(_short(first['wire']))} → "
                          f"{escape_cell(_short(first['stack_value']))} | {escape_cell(first['meaning'])} | "
                          f"{escape_cell(where)}{f' and {more} more' if more > 0 else ''} | {escape_cell(accepted)} |")
+        lines.append("")
+    return lines
+
+
+def is_cost(finding: Mapping[str, Any]) -> bool:
+    """A cost finding (``conformance.report.cost``): a figure against the price table, not a field a stack hides."""
+    field = str(finding.get("field", ""))
+    return field == "cost" or field.startswith("cost.")
+
+
+def dollars(value: float | None) -> str:
+    """A cost in USD, with the digits a single turn needs."""
+    if value is None:
+        return "—"
+    return f"${value:.4f}" if value >= 0.01 else f"${value:.3g}"
+
+
+def _cost_section(rows: list[Row], providers: list[str], report: dict[str, Any]) -> list[str]:
+    """What each row cost by the price file (body mode, a row's turns summed), and every reported figure that is
+    not the table's, named by the mistake it matches (docs/cost.md)."""
+    prices = (report.get("measured") or {}).get("prices")
+    priced = [row for row in rows if row["mode"] == "body" and row.get("cost") is not None]
+    if not prices or not priced:
+        return []
+    lines = ["## Cost (USD per row, body mode, by the price file)", "",
+             escape_cell(f"Prices: {prices['file']}, as of {prices['as_of']} ({prices['age_days']} days old"
+                         + (f"; ⚠ older than {prices['max_age_days']} days: update it" if prices.get("stale") else "")
+                         + ")."), ""]
+    by_key = {(row["case"], row["provider"]): row for row in priced}
+    shown = [provider for provider in providers if any(key[1] == provider for key in by_key)]
+    lines.append("| case | " + " | ".join(escape_cell(provider) for provider in shown) + " |")
+    lines.append("|---|" + "---|" * len(shown))
+    for case in sorted({row["case"] for row in priced}):
+        lines.append(f"| {escape_cell(case)} | " + " | ".join(
+            dollars(cast(dict[str, Any], by_key[(case, provider)]).get("cost")) if (case, provider) in by_key
+            else "—"
+            for provider in shown) + " |")
+    lines.append("")
+    costs = [finding for finding in report.get("findings", []) if is_cost(finding)]
+    if costs:
+        lines += ["Figures that are not the price table's (the table's → the reported):", ""]
+        lines += [f"- **{escape_cell(item['stack'])}** {escape_cell(item['case'])} ({item['mode']}, turn "
+                  f"{item['turn']}) {escape_cell(item['field'])}: {dollars(item['wire'])} → "
+                  f"{dollars(item['stack_value'])} — {escape_cell(item['meaning'])}"
+                  + (f" (accepted: {escape_cell(item['accepted'])})" if item.get("accepted") else "")
+                  for item in costs]
         lines.append("")
     return lines
 

@@ -16,9 +16,9 @@ from typing import Any
 DATA_MARK = "/*DATA*/"
 """Where the page template takes its data."""
 ROW_FIELDS = ("case", "scenario", "title", "provider", "mode", "expected", "override", "outcome", "detail",
-              "passed", "failures", "turns", "correlation", "usage")
+              "passed", "failures", "turns", "correlation", "usage", "cost")
 TURN_FIELDS = ("turn", "fixture", "kind", "reason", "source", "raw", "raw_type", "detail", "http_status", "calls",
-               "text", "usage", "raw_usage", "stream", "request")
+               "text", "usage", "raw_usage", "cost", "stream", "request")
 
 
 def _slim(row: dict[str, Any]) -> dict[str, Any]:

@@ -65,7 +65,8 @@ def merge_reports(paths: list[Path], exclude: Path | None = None) -> dict[str, A
                                 "pass the reports of one run's N shards, unmodified", "/shard/plan"))
     if problems:
         raise InputError(problems)
-    measured_with = {key: reference[key] for key in ("suite", "python", "stacks", "selection") if key in reference}
+    measured_with = {key: reference[key] for key in ("suite", "python", "stacks", "prices", "selection")
+                     if key in reference}
     merged = assemble([row for _, document in documents for row in document["results"]],
                       [provider for _, document in documents for provider in document["providers"]],
                       [finding for _, document in documents for finding in document.get("findings", [])],

@@ -601,3 +601,19 @@ def test_each_gateway_on_the_reasoning_variants_keeps_or_loses_what_the_docs_say
         for mode in ("body", "stream"):
             assert (_finding(document, lane, "normal", mode, 2, "request.signatures") is not None) is lost, \
                 (lane, mode)
+
+
+def test_litellm_response_cost_is_the_price_tables_except_four_gemini_streams(report: dict[str, Any]) -> None:
+    """docs/cost.md, "What the bundled stacks report": LiteLLM's own figure, read from each response, agrees with
+    the price table on every turn it prices but four Gemini streams, where it reports about a fifth of the charge;
+    every gateway's counts price as the wire's."""
+    priced = [(row["provider"], row["case"], turn["turn"]) for row in report["results"]
+              if row["provider"].endswith("@litellm") for turn in row["turns"]
+              if (turn.get("provider_details") or {}).get("reported_cost")]
+    assert len(priced) > 100
+    costs = [finding for finding in report["findings"] if finding["field"].split(".")[0] == "cost"]
+    assert sorted((f["stack"], f["case"], f["mode"], f["turn"], f["field"], f["meaning"].split(":")[0])
+                  for f in costs) == [
+        ("gemini@litellm", case, "stream", 1, "cost.litellm response_cost", "differs")
+        for case in ("content_filter", "empty_response", "invalid_arguments_not_json", "unknown_tool")]
+    assert all(0.15 < f["stack_value"] / f["wire"] < 0.25 for f in costs)

@@ -109,6 +109,9 @@ def caller(provider: str) -> Any:
 def _from_response(provider: str, response: Any, endpoint: Endpoint) -> ModelResponse:
     usage = getattr(response, "usage", None)
     common: dict[str, Any] = {"response_id": response.id, "model": response.model, "usage": _usage(usage)}
+    cost = reported_cost(response)
+    if cost is not None:  # checked against the price table by the report (docs/cost.md)
+        common["provider_details"] = {"reported_cost": {"litellm response_cost": cost}}
     if not response.choices:
         return Unsupported(raw="choices", raw_type="a response without choices[0]", **common)
     choice = response.choices[0]
@@ -135,6 +138,15 @@ def _from_response(provider: str, response: Any, endpoint: Endpoint) -> ModelRes
                                                    tool_call.function.arguments))
     result = resolve(verdict, raw, content, common)
     return MEMORY.keep(endpoint, result, message.model_dump(exclude_none=True, warnings=False))
+
+
+def reported_cost(response: Any) -> float | None:
+    """What LiteLLM says the call cost: ``response._hidden_params["response_cost"]``, which ``completion`` sets on
+    a body; None when it sets none (a stream built by ``stream_chunk_builder``, a model it does not price).
+    ``litellm.completion_cost`` is not called: for some models it counts tokens with a tokenizer it downloads."""
+    hidden = getattr(response, "_hidden_params", None) or {}
+    cost = hidden.get("response_cost") if isinstance(hidden, dict) else None
+    return float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None
 
 
 def vendor_stop(provider: str, choice: Any) -> str | None:
