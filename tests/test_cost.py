@@ -60,8 +60,8 @@ def test_each_turn_is_priced_by_the_table_and_a_row_is_the_sum(tmp_path: Path) -
     assert "## Cost (USD per row" in markdown and f"${row['cost']:.3g}" in markdown
 
 
-def test_the_bundled_report_shows_dollars_on_every_row_with_usage_and_no_cost_finding() -> None:
-    report = json.loads((Path(__file__).parent.parent / "reports/report.json").read_text())
+def test_the_bundled_report_shows_dollars_on_every_row_with_usage_and_no_cost_finding(tmp_path: Path) -> None:
+    report = _report(tmp_path, "--cases", str(BUNDLED))  # the main job's run: the bundled cases
     with_usage = [row for row in report["results"] if any(turn["usage"] for turn in row["turns"])]
     assert len(with_usage) > 200
     assert all(row["cost"] is not None and row["cost"] > 0 for row in with_usage), [
