@@ -438,3 +438,31 @@ def test_the_bundled_cases_run_through_the_teams_stack_with_their_snapshots_in_i
     everything = pytester.runpytest_inprocess(*PLUGIN, "--collect-only", "-q", "--conformance-report=")
     assert "test_theirs" not in everything.stdout.str() and "normal[openai-chat@openai-sdk-body]" in \
         everything.stdout.str()
+
+
+def test_snapshot_writes_lock_one_file_per_case_in_one_folder_of_the_temporary_directory(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    import tempfile
+
+    from filelock import Timeout
+
+    from conformance.report.snapshot import LOCKS, snapshot_lock
+
+    temporary = tmp_path_factory.mktemp("system-temporary")
+    monkeypatch.setattr(tempfile, "tempdir", str(temporary))
+    root = _repository(pytester, cases=("normal", "refusal"))
+    result = pytester.runpytest_inprocess(*PLUGIN, "--snapshot-update")
+    assert result.ret == 0
+    written = sorted(path.relative_to(root / "__snapshots__").as_posix()
+                     for path in (root / "__snapshots__").rglob("*.json"))
+    assert len(written) > 4 and {name.split("/")[0] for name in written} == {"normal", "refusal"}
+    # every lock in one folder, one per case folder of snapshots (not one per snapshot file)
+    assert [path.name for path in temporary.iterdir()] == [LOCKS]
+    assert len(list((temporary / LOCKS).iterdir())) == 2
+
+    one, other = root / "__snapshots__/normal/openai-chat.json", root / "__snapshots__/normal/anthropic-messages.json"
+    with snapshot_lock(one):  # two files of one case share the lock; another case's is free
+        with pytest.raises(Timeout):
+            snapshot_lock(other).acquire(timeout=0)
+        with snapshot_lock(root / "__snapshots__/refusal/openai-chat.json").acquire(timeout=0):
+            pass

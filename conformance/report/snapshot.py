@@ -111,7 +111,7 @@ def folded(stored: Mapping[str, Any], mode: str, entry: Any) -> dict[str, Any]:
 def write_entry(path: Path, mode: str, entry: dict[str, Any]) -> bool:
     """Store ``entry`` for ``mode`` (``folded``) under the file's lock; True when the file changed."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(_lock_path(path)):
+    with snapshot_lock(path):
         stored = read_snapshot(path) or {}
         updated = folded(stored, mode, entry)
         text = json.dumps(dict(sorted(updated.items())), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
@@ -121,10 +121,19 @@ def write_entry(path: Path, mode: str, entry: dict[str, Any]) -> bool:
     return changed
 
 
-def _lock_path(path: Path) -> str:
-    """A lock outside the user's tree (nothing to commit by accident), one per snapshot file."""
-    digest = hashlib.sha256(str(path.resolve()).encode("utf-8", "surrogateescape")).hexdigest()[:24]
-    return str(Path(tempfile.gettempdir()) / f"conformance-snapshot-{digest}.lock")
+LOCKS = "conformance-locks"
+"""The folder under the system's temporary directory holding the snapshot locks (nothing in the user's tree to commit
+by accident, nothing loose in the temporary directory)."""
+
+
+def snapshot_lock(path: Path) -> FileLock:
+    """The lock of a snapshot file: one per case folder of snapshots (``__snapshots__/<case>/``), so that two processes
+    (xdist workers) never write one file at once, with one lock file per case rather than per file. Lock files stay
+    (removing one another process waits on would let a third take a fresh one at the same time) in one folder."""
+    digest = hashlib.sha256(str(path.resolve().parent).encode("utf-8", "surrogateescape")).hexdigest()[:24]
+    folder = Path(tempfile.gettempdir()) / LOCKS
+    folder.mkdir(exist_ok=True)
+    return FileLock(str(folder / f"{digest}.lock"))
 
 
 def differences(old: Any, new: Any) -> list[str]:

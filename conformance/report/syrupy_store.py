@@ -17,17 +17,14 @@ from __future__ import annotations
 
 import collections
 import functools
-import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import syrupy.session
-from filelock import FileLock
 from syrupy.assertion import SnapshotAssertion
 from syrupy.constants import SNAPSHOT_EMPTY_COLLECTION_KEY, SNAPSHOT_UNKNOWN_COLLECTION_KEY
 from syrupy.data import Snapshot, SnapshotCollection, SnapshotCollections
@@ -37,7 +34,7 @@ from syrupy.location import PyTestLocation
 from syrupy.report import SnapshotReport
 
 from conformance.report.files import write_atomic
-from conformance.report.snapshot import SAME_AS_BODY, SNAPSHOT_FOLDER, differences, folded
+from conformance.report.snapshot import SAME_AS_BODY, SNAPSHOT_FOLDER, differences, folded, snapshot_lock
 
 VIRTUAL_SUFFIX = ".case"
 """The face's file is ``<cases>/__snapshots__/<case>/<case>.case`` (never written): its stem is the case id."""
@@ -89,12 +86,6 @@ def _location_of(filepath: str, name: str, suffix: str) -> str | None:
     and the suffix; None for any other test."""
     site = _site_of(filepath, name)
     return None if site is None else os.path.join(site[0], site[1], f"{site[2]}{suffix}")
-
-
-def _lock(path: Path) -> FileLock:
-    """A lock outside the user's tree (nothing to commit by accident), one per snapshot file."""
-    digest = hashlib.sha256(str(path.resolve()).encode("utf-8", "surrogateescape")).hexdigest()[:24]
-    return FileLock(str(Path(tempfile.gettempdir()) / f"conformance-snapshot-{digest}.lock"))
 
 
 _PARSED: collections.OrderedDict[str, tuple[tuple[int, int], dict[str, Any], dict[str, str | None]]] = \
@@ -294,7 +285,7 @@ class CaseSnapshotExtension(AbstractSyrupyExtension):
         """Merge each mode into the shared file, folding a stream equal to the body (``snapshot.folded``)."""
         path = Path(snapshot_collection.location)
         path.parent.mkdir(parents=True, exist_ok=True)
-        with _lock(path):
+        with snapshot_lock(path):
             try:
                 stored = _load(path) or {}
             except ValueError:
@@ -306,7 +297,7 @@ class CaseSnapshotExtension(AbstractSyrupyExtension):
     def delete_snapshots(self, *, snapshot_location: str, snapshot_names: set[str]) -> None:
         """Drop the modes named; a file left empty (or unreadable) goes."""
         path = Path(snapshot_location)
-        with _lock(path):
+        with snapshot_lock(path):
             try:
                 stored = _load(path) or {}
             except ValueError:
