@@ -40,3 +40,15 @@ def test_the_readme_starts_with_the_newcomers_path() -> None:
                             "Gate an upgrade in CI"]
     for link in re.findall(r"\]\((docs/[^)]+)\)", readme):
         assert (ROOT / link).is_file(), link
+
+
+def test_ci_keeps_mypys_cache_outside_the_clean_clone() -> None:
+    """A clean clone has no .mypy_cache: the cache is kept where the next run finds it (docs/ci.md)."""
+    script = (ROOT / ".ci/run").read_text(encoding="utf-8")
+    export = re.search(r'^export MYPY_CACHE_DIR="(.+)"$', script, flags=re.MULTILINE)
+    assert export is not None and "$HOME" in export.group(1)
+    assert script.index("export MYPY_CACHE_DIR") < script.index(".venv/bin/mypy")
+    workflow = (ROOT / ".github/workflows/conformance.yml").read_text(encoding="utf-8")
+    assert "actions/cache@" in workflow and "path: ~/.cache/conformance/mypy" in workflow
+    assert 'export MYPY_CACHE_DIR="$HOME/.cache/conformance/mypy"' in workflow
+    assert workflow.index("MYPY_CACHE_DIR") < workflow.index(".venv/bin/mypy")

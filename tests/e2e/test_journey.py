@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.installed import install_wheel, run
+from tests.e2e.installed import run, shared_wheel
 
 # End-to-end: it starts processes, builds wheels, runs gates or a browser (pytest -m "not e2e" skips it).
 pytestmark = pytest.mark.e2e
@@ -183,7 +183,7 @@ def _gate_script() -> Any:
 def journey(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """The repository through the stages; each stage's pytest run, the init output, the gate's run."""
     base = tmp_path_factory.mktemp("journey")
-    bin_dir, env = install_wheel(base)
+    bin_dir, env = shared_wheel(tmp_path_factory)
     repo = base / "support-agent"
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.installed import install_wheel, run
+from tests.e2e.installed import run, shared_wheel
 
 # End-to-end: it builds a wheel and installs it in a new venv (pytest -m "not e2e" skips it).
 pytestmark = pytest.mark.e2e
@@ -34,7 +34,7 @@ _run = run
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
     """A fresh virtual environment with the wheel (and its dependencies) installed, and its environment."""
-    return install_wheel(tmp_path_factory.mktemp("wheel"))
+    return shared_wheel(tmp_path_factory)
 
 
 @pytest.fixture
