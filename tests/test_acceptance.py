@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -16,6 +17,7 @@ from conformance.engine.cases import load_cases
 from conformance.engine.plan import Planned
 from conformance.engine.registry import builtin_adapters
 from conformance.engine.request_check import acceptance_problems
+from conformance.engine.runner import run_case_with_requests
 from conformance.session import Run
 from tests.helpers import CASES, changing_requests
 
@@ -290,3 +292,32 @@ def test_schema_nodes_walk_the_dialects_subschema_keys_with_escaped_pointers() -
         "/s", "/s/properties/a~1b", "/s/properties/a~1b/items", "/s/properties/c", "/s/properties/c/anyOf/0"]
     assert [pointer for pointer, _ in schema_nodes(schema, "/s", ("properties",))] == [
         "/s", "/s/properties/a~1b", "/s/properties/c"]
+
+
+def _proto_names(value: Any) -> Any:
+    """A Gemini request in the API's proto field names (``function_call``, ``thought_signature``), as LiteLLM sends
+    it."""
+    import re
+
+    if isinstance(value, dict):
+        return {re.sub(r"[A-Z]", lambda upper: "_" + upper.group().lower(), key): _proto_names(inner)
+                for key, inner in value.items()}
+    return [_proto_names(inner) for inner in value] if isinstance(value, list) else value
+
+
+def test_gemini_rules_read_the_proto_spelling_of_calls_results_and_signatures() -> None:
+    """The API parses both spellings of a field (protobuf JSON): a call without its signature, or a result left out,
+    is refused in either."""
+    gemini = ADAPTERS["gemini"]
+    case = next(case for case in load_cases([CASES]) if case.id == "parallel_tool_calls")
+    request = _proto_names(run_case_with_requests(case, "gemini", gemini, "body")[2][1])
+    assert "function_call" in json.dumps(request) and acceptance_problems(gemini, request) == []
+    unsigned = json.loads(json.dumps(request))
+    for content in unsigned["contents"]:
+        for part in content.get("parts") or []:
+            part.pop("thought_signature", None)
+    assert any("(thought-signature-sent-back, " in problem and "/contents/1/parts/0/thoughtSignature" in problem
+               for problem in acceptance_problems(gemini, unsigned))
+    unanswered = json.loads(json.dumps(request))
+    unanswered["contents"][2]["parts"] = unanswered["contents"][2]["parts"][:1]
+    assert any("(function-responses-match-calls, " in problem for problem in acceptance_problems(gemini, unanswered))

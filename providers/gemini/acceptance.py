@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -18,18 +19,28 @@ SCHEMA_FIELDS = frozenset({
 ``parametersJsonSchema``, which take JSON Schema."""
 
 
+def _field(part: Mapping[str, Any], name: str) -> Any:
+    """A field of a part under its JSON name (``functionCall``) or its proto name (``function_call``): the API
+    parses both, as every protobuf JSON parser does (protobuf.dev/programming-guides/json, "JSON options"), and
+    gateways send either (LiteLLM the proto names)."""
+    if name in part:
+        return part[name]
+    return part.get(re.sub(r"[A-Z]", lambda upper: "_" + upper.group().lower(), name))
+
+
 def _parts(content: Any) -> list[Any]:
     parts = content.get("parts") if isinstance(content, dict) else None
     return [part for part in parts if isinstance(part, dict)] if isinstance(parts, list) else []
 
 
 def _calls(content: Any) -> list[tuple[int, dict[str, Any]]]:
-    return [(index, part) for index, part in enumerate(_parts(content)) if isinstance(part.get("functionCall"), dict)]
+    return [(index, {**part, "functionCall": _field(part, "functionCall")})
+            for index, part in enumerate(_parts(content)) if isinstance(_field(part, "functionCall"), dict)]
 
 
 def _responses(content: Any) -> list[tuple[int, dict[str, Any]]]:
-    return [(index, part["functionResponse"]) for index, part in enumerate(_parts(content))
-            if isinstance(part.get("functionResponse"), dict)]
+    return [(index, _field(part, "functionResponse")) for index, part in enumerate(_parts(content))
+            if isinstance(_field(part, "functionResponse"), dict)]
 
 
 def _results_match_calls(request: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
@@ -71,7 +82,7 @@ def _signatures_sent_back(request: Mapping[str, Any]) -> Iterator[tuple[str, str
             start = index + 1
     for index in range(start, len(contents)):
         calls = _calls(contents[index])
-        if calls and not calls[0][1].get("thoughtSignature"):
+        if calls and not _field(calls[0][1], "thoughtSignature"):
             yield (f"/contents/{index}/parts/{calls[0][0]}/thoughtSignature",
                    f"the function call {calls[0][1]['functionCall'].get('name')!r} of the current turn is sent back "
                    "without the thoughtSignature it came with")

@@ -40,6 +40,11 @@ class Memory:
         for kept, message in self.sessions.get(endpoint.base_url, []):
             if kept is response or kept == bare:
                 return message
+        # A turn another route answered (a conversation moved to another vendor mid-way, docs/contract.md,
+        # "Switching vendors"): the team's history holds that route's message, found by the response object itself.
+        for kept, message in (pair for pairs in self.sessions.values() for pair in pairs):
+            if kept is response:
+                return message
         return None
 
 
