@@ -32,6 +32,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "serve": ("serve", "add_parser", "run"),
     "record": ("record", "add_parser", "run"),
     "promote": ("record", "add_promote_parser", "promote"),
+    "probe": ("probe", "add_parser", "run"),
     "drift": ("drift", "add_parser", "run"),
     "export": ("export", "add_parser", "run"),
     "schema": ("schema", "add_parser", "run"),

@@ -25,6 +25,7 @@ from conformance.report.diff import (
     read_report,
     render_json,
     render_markdown,
+    retry_changes,
     tally_by_provider,
     versions_moved,
 )
@@ -476,3 +477,52 @@ def test_a_waiver_written_without_its_reasons_or_failures_reads_as_empty(before:
                                                                         waived: dict[str, Any], note: str) -> None:
     after = {**_row("a", passed=False, failures=[]), "waived": waived}
     assert _one(before, after).notes == [note]
+
+
+def _cell(verdict: str, sent: int, kind: str = "fatal_error", why: str = "one request") -> dict[str, Any]:
+    return {"sent": sent, "waits": [], "asked": None, "kind": kind, "verdict": verdict, "why": why}
+
+
+def _retries(folder: Path, name: str, lanes: Any) -> Path:
+    return _report(folder, name, retries={"rules": {}, "lanes": lanes})
+
+
+def test_the_retry_lane_diff_is_exactly_this(tmp_path: Path) -> None:
+    old = _retries(tmp_path, "old.json", {
+        "a@sdk": {"quota": _cell("right", 1), "rate_limit": _cell("wrong", 1, "retryable_error", "not retried"),
+                  "overloaded": _cell("right", 2, "text", "retried once"), "reset": _cell("right", 1, "text"),
+                  "gone": _cell("right", 1), "kind": _cell("wrong", 2, "text")},
+        "b@sdk": {"quota": _cell("right", 1)},
+        "c@sdk": "not a lane"})
+    new = _retries(tmp_path, "new.json", {
+        "a@sdk": {"quota": _cell("wrong", 2, why="the quota error retried"),
+                  "rate_limit": _cell("right", 2, "text", "retried after the delay"),
+                  "overloaded": _cell("right", 3, "text", "retried twice"), "reset": _cell("right", 1, "text"),
+                  "kind": _cell("wrong", 2, "retryable_error"), "added": _cell("wrong", 1)},
+        "c@sdk": {"quota": _cell("right", 1)}})
+    assert [(change.key, change.label, change.notes, change.paths) for change in retry_changes(old, new)] == [
+        (("retries: all scripts", "b@sdk", "retries"), "regression", ["retries: the lane is no longer run"], []),
+        (("retries gone", "a@sdk", "retries"), "regression", ["retries gone: no longer checked"], []),
+        (("retries kind", "a@sdk", "retries"), "change",
+         ["retries kind: wrong, 2 sent → wrong, 2 sent (one request)"], []),
+        (("retries overloaded", "a@sdk", "retries"), "change",
+         ["retries overloaded: right, 2 sent → right, 3 sent (retried twice)"], []),
+        (("retries quota", "a@sdk", "retries"), "regression",
+         ["retries quota: right, 1 sent → wrong, 2 sent (the quota error retried)"], []),
+        (("retries rate_limit", "a@sdk", "retries"), "improvement",
+         ["retries rate_limit: wrong, 1 sent → right, 2 sent (retried after the delay)"], []),
+    ]
+
+
+@pytest.mark.parametrize("section", [None, "not a section", {"lanes": "not lanes"}, {"rules": {}}])
+def test_no_retry_lane_in_either_report_is_no_change(tmp_path: Path, section: Any) -> None:
+    lanes = _retries(tmp_path, "lanes.json", {"a@sdk": {"quota": _cell("right", 1)}})
+    other = _report(tmp_path, "other.json", **({} if section is None else {"retries": section}))
+    assert retry_changes(lanes, other) == [] and retry_changes(other, lanes) == []
+
+
+def test_a_retry_cell_judged_the_same_with_the_same_count_is_no_change(tmp_path: Path) -> None:
+    cell = _cell("right", 2, "text", "retried once")
+    old = _retries(tmp_path, "old.json", {"a@sdk": {"overloaded": cell}})
+    new = _retries(tmp_path, "new.json", {"a@sdk": {"overloaded": {**cell, "why": "said otherwise", "waits": [1.0]}}})
+    assert retry_changes(old, new) == []

@@ -140,10 +140,12 @@ def promote(arguments: argparse.Namespace) -> int:
 
 def record_cases(cases: list[Case], provider: str, upstreams: dict[str, str], record_mode: str,
                  modes: tuple[Mode, ...] = ("body", "stream"), stack_spec: str | None = None,
-                 variant: str | None = None, adapter: Adapter | None = None) -> list[str]:
+                 variant: str | None = None, adapter: Adapter | None = None,
+                 keep_errors: bool = False) -> list[str]:
     """Record each case's ``provider`` turns through the stack and the proxy, write them (all or nothing per
     provider folder; a ``variant`` into ``<provider>~<variant>/``), and return one line per case saying what was
-    written."""
+    written. ``keep_errors``: an error turn the case does not expect is written too, with a line naming it, instead
+    of refusing the recording (``conformance probe``: a server's refusal is what it is scored on)."""
     import dataclasses
 
     from conformance.engine.cases import ProviderFixtures
@@ -169,7 +171,9 @@ def record_cases(cases: list[Case], provider: str, upstreams: dict[str, str], re
                          f"(--record-mode {record_mode}); fixtures unchanged")
             continue
         unexpected = unexpected_errors(listed, provider, staged, adapter)
-        if unexpected:
+        if unexpected and keep_errors:
+            lines += [f"conformance record: {case.id} [{target}]: recorded anyway: {problem}" for problem in unexpected]
+        elif unexpected:
             raise InputError([Problem(str(folder), None, f"case {listed.id} [{provider}]: {problem}; nothing was "
                                       "written, the recorded files are kept", "fix what the upstream says (a key, a "
                                       "quota, an outage) and record again") for problem in unexpected])

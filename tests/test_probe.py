@@ -1,0 +1,171 @@
+"""``conformance probe`` (docs/probe.md) against servers started here on loopback: the project's own replay server
+over the frozen cases (a server that answers as the vendor did), the same server with fixtures changed the way
+OpenAI-compatible servers are known to differ, and the gate between two probes naming what changed."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.engine.cases import load_cases
+from conformance.replay.server import BackgroundServer
+from tests.helpers import CASES, cli
+
+SESSION = "/s/{case}/{provider}/{mode}"
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[Callable[[Callable[[Path], None] | None], str]]:
+    """Start a replay server over a copy of the frozen cases, changed by ``change``; its URL template. Each probe
+    gets a server of its own (a replay's turn cursors are per session)."""
+    servers: list[BackgroundServer] = []
+
+    def start(change: Callable[[Path], None] | None = None) -> str:
+        folder = tmp_path / f"server-{len(servers)}"
+        shutil.copytree(CASES, folder, ignore=shutil.ignore_patterns("__snapshots__"))
+        if change is not None:
+            change(folder)
+        server = BackgroundServer(load_cases([folder]), max_seconds=120).__enter__()
+        servers.append(server)
+        return server.base + SESSION
+
+    yield start
+    for server in servers:
+        server.__exit__(None, None, None)
+
+
+def _probe(url: str, out: Path, *extra: str, name: str = "local") -> Any:
+    return cli("probe", "--no-config", "--cases", str(CASES), "--server", f"{name}={url}", "--api", "openai-chat",
+               "--model", "model-under-test", "--out", str(out), *extra)
+
+
+def _rows(out: Path, lane: str = "openai-chat~local") -> dict[tuple[str, str], dict[str, Any]]:
+    report = json.loads((out / "report/report.json").read_text(encoding="utf-8"))
+    return {(row["case"], row["mode"]): row for row in report["results"] if row["provider"] == lane}
+
+
+def _tool_call_finish(folder: Path) -> None:
+    """The `normal` case's first Chat turn with the finish reason an OpenAI-compatible server sent for a tool call
+    (ml-explore/mlx-lm#782: "tool_call" where the API says "tool_calls"), in the body and in the stream."""
+    turn = folder / "normal/openai-chat"
+    body = json.loads((turn / "turn1.json").read_text(encoding="utf-8"))
+    assert body["choices"][0]["finish_reason"] == "tool_calls"
+    body["choices"][0]["finish_reason"] = "tool_call"
+    (turn / "turn1.json").write_text(json.dumps(body), encoding="utf-8")
+    stream = (turn / "turn1.sse").read_text(encoding="utf-8")
+    assert '"finish_reason":"tool_calls"' in stream
+    (turn / "turn1.sse").write_text(stream.replace('"finish_reason":"tool_calls"', '"finish_reason":"tool_call"'),
+                                    encoding="utf-8")
+
+
+def _forced_choice_refused(folder: Path) -> None:
+    """A server that refuses a forced tool choice with a 400 (the request the vendor accepts), body and stream."""
+    turn = folder / "forced_tool_choice/openai-chat"
+    for name in ("turn1.json", "turn1.sse"):
+        (turn / name).unlink()
+    (turn / "turn1.error.json").write_text(json.dumps({"status": 400, "headers": {"content-type": "application/json"},
+                                                       "body": {"error": {"message": "tool_choice 'required' is not "
+                                                                          "supported", "type": "BadRequestError",
+                                                                          "code": 400}}}), encoding="utf-8")
+
+
+def test_a_server_that_answers_as_the_vendor_did_passes_every_probed_row(served: Any, tmp_path: Path) -> None:
+    result = _probe(served(), tmp_path / "probe")
+    assert result.returncode == 0, result.stdout + result.stderr
+    rows = _rows(tmp_path / "probe")
+    cases = {case.id: case for case in load_cases([CASES])}
+    probed = {case_id for case_id, case in cases.items() if "openai-chat" in case.providers and not (
+        {*(case.expectation_for("openai-chat").turns or ()), case.expectation_for("openai-chat").outcome}
+        & {"retryable_error", "fatal_error"})}
+    assert {case for case, _ in rows} == probed and len(probed) >= 15
+    assert all(row["passed"] for row in rows.values())
+    # The vendor's own recordings run beside the server's, unchanged: the comparison is in one report.
+    assert all(row["passed"] for row in _rows(tmp_path / "probe", "openai-chat").values())
+    assert "not probed: http_rate_limit [openai-chat]: it expects retryable_error" in result.stdout
+    assert (tmp_path / "probe/cases/frozen_cases/normal/openai-chat~local/turn1.json").is_file()
+    provenance = json.loads((tmp_path / "probe/cases/frozen_cases/normal/openai-chat~local/provenance.json")
+                            .read_text(encoding="utf-8"))
+    assert provenance["turns"]["turn1.json"]["host"] == "loopback"
+    assert not (CASES / "normal/openai-chat~local").exists()  # the team's cases are never written
+
+
+def test_the_gate_between_two_probes_names_the_quirk_a_server_introduces(served: Any, tmp_path: Path) -> None:
+    assert _probe(served(), tmp_path / "before").returncode == 0
+    changed = _probe(served(_tool_call_finish), tmp_path / "after")
+    assert changed.returncode == 1
+    assert "normal [openai-chat~local, body]" in changed.stdout
+    row = _rows(tmp_path / "after")[("normal", "body")]
+    assert row["turns"][0]["kind"] == "unsupported" and "tool_call" in json.dumps(row["turns"][0])
+    others = {key: value["passed"] for key, value in _rows(tmp_path / "after").items() if key[0] != "normal"}
+    assert all(others.values())
+    gate = cli("diff", str(tmp_path / "before/report/report.json"), str(tmp_path / "after/report/report.json"))
+    assert gate.returncode == 1
+    regressions = [line for line in gate.stdout.splitlines() if line.startswith("| ❌ regression")]
+    assert [line.split(" | ")[1:4] for line in regressions] == [["normal", "openai-chat\\~local", "body"],
+                                                               ["normal", "openai-chat\\~local", "stream"]]
+    assert all("turn 1 kind tool\\_calls → unsupported (finish\\_reason=tool\\_call)" in line for line in regressions)
+
+
+def test_a_request_the_server_refuses_is_recorded_and_named(served: Any, tmp_path: Path) -> None:
+    result = _probe(served(_forced_choice_refused), tmp_path / "probe", "--case", "forced_tool_choice",
+                    "--case", "normal")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "recorded anyway: turn 1: the upstream answered HTTP 400" in result.stdout
+    rows = _rows(tmp_path / "probe")
+    # An error turn answers both modes (it is one file, turn1.error.json): the case's row is its body row, as for the
+    # vendor's own HTTP error cases.
+    assert set(rows) == {("forced_tool_choice", "body"), ("normal", "body"), ("normal", "stream")}
+    refused = rows[("forced_tool_choice", "body")]
+    assert not refused["passed"] and refused["turns"][0]["kind"] == "fatal_error"
+    assert rows[("normal", "body")]["passed"]
+
+
+def test_a_key_in_the_environment_is_sent_and_never_written(served: Any, tmp_path: Path) -> None:
+    secret = "sk-proj-" + "Zq8" * 16
+    result = cli("probe", "--no-config", "--cases", str(CASES), "--server", f"local={served()}", "--api",
+                 "openai-chat", "--model", "model-under-test", "--out", str(tmp_path / "probe"), "--case", "normal",
+                 env={"OPENAI_API_KEY": secret})
+    assert result.returncode == 0, result.stdout + result.stderr
+    written = [path for path in (tmp_path / "probe").rglob("*") if path.is_file()]
+    assert written and not [path for path in written if secret in path.read_text(encoding="utf-8", errors="replace")]
+
+
+@pytest.mark.parametrize(("arguments", "message"), [
+    (("--server", "vllm"), "'vllm' is not NAME=URL"),
+    (("--server", "bad name=http://127.0.0.1:1"), "is not NAME=URL"),
+    (("--server", "vllm=ftp://127.0.0.1:1"), "is not NAME=URL"),
+])
+def test_a_bad_server_is_refused_with_what_to_write(tmp_path: Path, arguments: tuple[str, ...],
+                                                    message: str) -> None:
+    result = cli("probe", "--no-config", "--cases", str(CASES), *arguments, "--api", "openai-chat", "--model", "m",
+                 "--out", str(tmp_path / "probe"))
+    assert result.returncode == 2 and message in result.stderr and "--server vllm=http://" in result.stderr
+    assert not (tmp_path / "probe").exists()
+
+
+def test_an_out_folder_in_use_is_refused_and_left_as_it_was(tmp_path: Path) -> None:
+    out = tmp_path / "probe"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine", encoding="utf-8")
+    result = _probe("http://127.0.0.1:9" + SESSION, out)
+    assert result.returncode == 2 and "exists and is not empty" in result.stderr
+    assert [path.name for path in out.iterdir()] == ["notes.txt"]
+
+
+def test_a_probe_with_nothing_to_probe_leaves_no_folder_behind(tmp_path: Path) -> None:
+    result = _probe("http://127.0.0.1:9" + SESSION, tmp_path / "probe", "--case", "http_*")
+    assert result.returncode == 2 and "no case to probe" in result.stderr
+    assert not any((tmp_path / "probe").iterdir())
+
+
+def test_an_unreachable_server_is_one_line_and_nothing_is_kept(tmp_path: Path) -> None:
+    result = _probe("http://127.0.0.1:9" + SESSION, tmp_path / "probe", "--case", "normal", "--mode", "body")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert "could not reach the upstream" in result.stderr and "check --server" in result.stderr
+    assert not any((tmp_path / "probe").iterdir())
