@@ -52,9 +52,9 @@ class NetworkBlocked(RuntimeError):
     """A test reached for a host other than 127.0.0.1/::1."""
 
 
-def pytest_configure(config: Any) -> None:
-    """Every test process (xdist workers included) refuses to resolve or connect beyond loopback; subprocesses
-    that could fetch (pip) are started with ``PIP_NO_INDEX``, and the clients' offline switches are on."""
+def guard_loopback() -> None:
+    """This process refuses to resolve or connect beyond loopback: the test session's own, and a server the tests
+    start in a process of its own (``tests/e2e/loopback_only.py``)."""
     original_getaddrinfo = socket.getaddrinfo
 
     def getaddrinfo(host: Any, *rest: Any, **options: Any) -> Any:
@@ -65,6 +65,12 @@ def pytest_configure(config: Any) -> None:
     socket.getaddrinfo = getaddrinfo  # type: ignore[assignment]
     socket.socket.connect = _guarded_connect(socket.socket.connect)  # type: ignore[method-assign]
     socket.socket.connect_ex = _guarded_connect(socket.socket.connect_ex)  # type: ignore[method-assign]
+
+
+def pytest_configure(config: Any) -> None:
+    """Every test process (xdist workers included) refuses to resolve or connect beyond loopback; subprocesses
+    that could fetch (pip) are started with ``PIP_NO_INDEX``, and the clients' offline switches are on."""
+    guard_loopback()
     os.environ["PIP_NO_INDEX"] = "1"
     # The clients' own offline switches, before any of them is imported (docs/gateways.md): LiteLLM fetches its
     # model cost map at import, and boto3 (langchain-aws too) walks the credential chain to the metadata address.

@@ -493,13 +493,13 @@ def test_the_retry_lane_diff_is_exactly_this(tmp_path: Path) -> None:
                   "overloaded": _cell("right", 2, "text", "retried once"), "reset": _cell("right", 1, "text"),
                   "gone": _cell("right", 1), "kind": _cell("wrong", 2, "text")},
         "b@sdk": {"quota": _cell("right", 1)},
-        "c@sdk": "not a lane"})
+        "0@sdk": "not a lane"})
     new = _retries(tmp_path, "new.json", {
         "a@sdk": {"quota": _cell("wrong", 2, why="the quota error retried"),
                   "rate_limit": _cell("right", 2, "text", "retried after the delay"),
                   "overloaded": _cell("right", 3, "text", "retried twice"), "reset": _cell("right", 1, "text"),
                   "kind": _cell("wrong", 2, "retryable_error"), "added": _cell("wrong", 1)},
-        "c@sdk": {"quota": _cell("right", 1)}})
+        "0@sdk": {"quota": _cell("right", 1)}})
     assert [(change.key, change.label, change.notes, change.paths) for change in retry_changes(old, new)] == [
         (("retries: all scripts", "b@sdk", "retries"), "regression", ["retries: the lane is no longer run"], []),
         (("retries gone", "a@sdk", "retries"), "regression", ["retries gone: no longer checked"], []),

@@ -169,3 +169,12 @@ def test_an_unreachable_server_is_one_line_and_nothing_is_kept(tmp_path: Path) -
     assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
     assert "could not reach the upstream" in result.stderr and "check --server" in result.stderr
     assert not any((tmp_path / "probe").iterdir())
+
+
+@pytest.mark.parametrize("api", ["bedrock-converse", "openai-chat~local", "vllm"])
+def test_an_api_a_server_cannot_claim_is_refused_with_the_ones_it_can(tmp_path: Path, api: str) -> None:
+    result = cli("probe", "--no-config", "--cases", str(CASES), "--server", "local=http://127.0.0.1:9", "--api", api,
+                 "--model", "m", "--out", str(tmp_path / "probe"))
+    assert result.returncode == 2 and f"{api!r} is not an API a server can claim here" in result.stderr
+    assert "use one of anthropic-messages, gemini, openai-chat, openai-responses" in result.stderr
+    assert not (tmp_path / "probe").exists()

@@ -26,8 +26,6 @@ if TYPE_CHECKING:
 ERROR_KINDS = frozenset({"retryable_error", "fatal_error"})
 """A case that expects one of these of some turn asks the upstream to fail on cue, which a server is not asked to do:
 it is left out of a probe, and said so."""
-PROBED_APIS = ("openai-chat", "openai-responses", "anthropic-messages", "gemini")
-"""The APIs a server can claim: what OpenAI-compatible servers and gateways speak (Bedrock's signed API is AWS's)."""
 EXIT_FAILED = 1
 
 
@@ -41,8 +39,9 @@ def add_parser(commands: Any) -> None:
     probe.add_argument("--server", required=True, metavar="NAME=URL",
                        help="the server's name (its column: <api>~NAME) and base URL, as a vendor's SDK takes it "
                             "(e.g. vllm=http://127.0.0.1:8000; {case}, {provider}, {mode} are filled in)")
-    probe.add_argument("--api", action="append", required=True, choices=PROBED_APIS,
-                       help="an API the server claims (repeatable)")
+    probe.add_argument("--api", action="append", required=True, metavar="API",
+                       help="a built-in API the server claims, e.g. openai-chat (repeatable; an API whose requests are "
+                            "signed for its vendor's host, as Bedrock's, is not probed)")
     probe.add_argument("--model", required=True, help="the model id the server serves, sent in every request")
     probe.add_argument("--case", action="append", default=[], metavar="PATTERN",
                        help="only the cases whose id matches this shell pattern (repeatable; default: all)")
@@ -61,6 +60,18 @@ def _server(value: str) -> tuple[str, str]:
                                   "write e.g. --server vllm=http://127.0.0.1:8000 (a name of letters, digits, '.', "
                                   "'_' and '-')")])
     return name, url
+
+
+def probed_apis(names: list[str], adapters: Any) -> list[str]:
+    """The ``--api`` values, each a built-in API a server can claim: one whose requests are not signed for the
+    vendor's own host (``Wire.resign``). InputError naming the value otherwise."""
+    claimable = sorted(api for api, adapter in adapters.items() if adapter.wire is not None
+                       and adapter.wire.resign is None)
+    for name in names:
+        if name not in claimable:
+            raise InputError([Problem("--api", None, f"{name!r} is not an API a server can claim here",
+                                      f"use one of {', '.join(claimable)}")])
+    return list(dict.fromkeys(names))
 
 
 def probed(cases: list[Case], api: str, patterns: list[str]) -> tuple[list[Case], list[str]]:
@@ -113,9 +124,9 @@ def run(arguments: argparse.Namespace) -> int:
         raise InputError([Problem(str(out), None, "exists and is not empty: a probe never writes over another",
                                   "pass a new folder to --out")])
     config = configured(arguments)
-    apis = list(dict.fromkeys(arguments.api))
-    modes = tuple(mode for mode in MODES if mode in arguments.mode or not arguments.mode)
     adapters = builtin_adapters()
+    apis = probed_apis(arguments.api, adapters)
+    modes = tuple(mode for mode in MODES if mode in arguments.mode or not arguments.mode)
     out.mkdir(parents=True, exist_ok=True)
     staging = out  # paths in the report name the recorded files where they stay; a probe that fails leaves none
     try:
