@@ -242,3 +242,36 @@ def test_a_stale_price_file_is_flagged_and_a_teams_file_is_used(tmp_path: Path) 
     assert _row(report, "cached_usage", "anthropic-messages")["turns"][0]["cost"]["usd"] == pytest.approx(
         (600 * 4.00 + 50 * 10.00) / 1e6)
     assert "older than 120 days" in render_markdown(report) and "days old (older than 120)" in render_summary(report)
+
+
+def test_a_telemetry_lane_that_prices_its_spans_is_checked_against_the_table() -> None:
+    """A team that bills from its traces: the span's counts priced as the convention names them. Spans that leave
+    the cache reads out of their own count, or the reasoning out, are named findings of the lane; spans that agree
+    with the wire are none; a span without counts has no figure."""
+    usage = {"input_tokens": 1000, "cached_input_tokens": 800, "cache_write_tokens": 0, "output_tokens": 300,
+             "reasoning_tokens": 200, "total_tokens": 1300}
+    wire = {"case": "c", "provider": "anthropic-messages", "mode": "body", "stack": "raw",
+            "turns": [{"turn": 1, "model": "claude-sonnet-5", "raw_usage": {}, "usage": usage}]}
+
+    def lane(name: str, attributes: dict[str, Any]) -> dict[str, Any]:
+        row = json.loads(json.dumps(wire))
+        row.update(provider=f"anthropic-messages@sdk+{name}", stack=f"sdk+{name}",
+                   telemetry={"instrumentation": name, "dialect": "genai", "turns": [
+                       {"turn": 1, "spans": 1, "attributes": attributes}]})
+        return row
+
+    right = {"gen_ai.usage.input_tokens": 1000, "gen_ai.usage.cache_read.input_tokens": 800,
+             "gen_ai.usage.cache_creation.input_tokens": 0, "gen_ai.usage.output_tokens": 300,
+             "gen_ai.usage.reasoning.output_tokens": 200}
+    no_cache = {key: value for key, value in right.items() if "cache" not in key}
+    no_thoughts = {**right, "gen_ai.usage.output_tokens": 100}
+    no_counts = {"gen_ai.response.id": "msg_1"}
+    rows = [wire, lane("agrees", right), lane("nocache", no_cache), lane("nothoughts", no_thoughts),
+            lane("nocounts", no_counts)]
+    findings = {finding["stack"]: finding for finding in price_rows(rows, PRICES)}
+    assert set(findings) == {"anthropic-messages@sdk+nocache", "anthropic-messages@sdk+nothoughts"}
+    assert {finding["field"] for finding in findings.values()} == {"cost.telemetry"}
+    assert findings["anthropic-messages@sdk+nocache"]["meaning"].startswith("cache-as-input: ")
+    assert findings["anthropic-messages@sdk+nothoughts"]["meaning"].startswith("reasoning-dropped: ")
+    table = price(usage, SONNET[1]) if SONNET else None
+    assert findings["anthropic-messages@sdk+nocache"]["wire"] == pytest.approx(table)

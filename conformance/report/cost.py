@@ -296,6 +296,49 @@ def price_rows(rows: Iterable[dict[str, Any]], prices: Prices, hook: CostHook | 
                                              price(truth["usage"], found[1], truth.get("raw_usage")), reported, named))
         row["cost"] = total if any("cost" in turn for turn in row["turns"]) else None
     findings.extend(_stack_costs(rows, prices))
+    findings.extend(_telemetry_costs(rows, prices))
+    return findings
+
+
+def span_usage(attributes: Mapping[str, Any]) -> dict[str, int | None] | None:
+    """A telemetry reading's counts (``conformance.report.telemetry.read_spans``, under the convention's names) as the
+    contract's usage, as a team that prices its spans reads them: the convention's input count holds the cache reads
+    and writes (``conformance.report.semconv.USAGE``). None when the span gives no input or output count."""
+    from conformance.report.semconv import USAGE  # noqa: PLC0415
+
+    usage = {name: attributes.get(attribute) if isinstance(attributes.get(attribute), int) else None
+             for name, attribute in USAGE.items()}
+    if usage["input_tokens"] is None or usage["output_tokens"] is None:
+        return None
+    return usage
+
+
+def _telemetry_costs(rows: list[dict[str, Any]], prices: Prices) -> list[dict[str, Any]]:
+    """A telemetry lane's spans priced against the wire's turn: what a team that computes spend from its traces
+    would bill, named by the mistake it makes (field ``cost.telemetry``). A span without counts has no figure: its
+    count findings say what is missing."""
+    by_key = {(row["case"], row["provider"], row["mode"]): row for row in rows}
+    findings = []
+    for row in rows:
+        reading = row.get("telemetry")
+        if not isinstance(reading, dict):
+            continue
+        lane = Lane.parse(row["provider"])
+        wire = by_key.get((row["case"], lane.fixtures, row["mode"]))
+        if wire is None or wire.get("error"):
+            continue
+        wire_turns = {turn.get("turn"): turn for turn in wire["turns"]}
+        for entry in reading.get("turns") or []:
+            truth = wire_turns.get(entry.get("turn")) if isinstance(entry, dict) else None
+            theirs = (truth or {}).get("cost") or {}
+            usage = span_usage(entry.get("attributes") or {}) if truth is not None else None
+            found = prices.rates(lane.provider, theirs.get("model")) if theirs.get("usd") is not None else None
+            if usage is None or found is None or truth is None:
+                continue
+            named = verdict(price(usage, found[1], truth.get("raw_usage")), truth, found[1])
+            if named is not None:
+                findings.append(_finding(row, entry["turn"], "cost.telemetry", theirs["usd"],
+                                         price(usage, found[1], truth.get("raw_usage")), named))
     return findings
 
 
