@@ -15,7 +15,7 @@ import pytest
 from conformance.errors import InputError
 from conformance.providers.anthropic_messages import ADAPTER as ANTHROPIC
 from conformance.report.build import render_markdown, render_summary
-from conformance.report.cost import load_prices, price, price_rows
+from conformance.report.cost import billing_of, load_prices, price, price_rows
 from conformance.report.diff import compare
 from tests.helpers import BUNDLED, CASES, OWN, cli, fixture
 
@@ -77,7 +77,10 @@ def test_cache_writes_by_lifetime_and_reasoning_and_fees() -> None:
              "reasoning_tokens": 20}
     raw = {"cache_creation": {"ephemeral_5m_input_tokens": 200, "ephemeral_1h_input_tokens": 100}}
     expected = (600 * 2.0 + 100 * 0.2 + 200 * 2.5 + 100 * 4.0 + 30 * 10.0 + 20 * 12.0) / 1e6 + 0.01
-    assert price(usage, rates, raw) == pytest.approx(expected)
+    assert price(usage, rates, billing_of("anthropic-messages", raw)) == pytest.approx(expected)
+    # The split is the Messages adapter's reading (Wire.billing): another API's usage says nothing of it.
+    assert billing_of("anthropic-messages", raw).cache_write_1h_tokens == 100
+    assert billing_of("gemini", raw).cache_write_1h_tokens == 0
     # Without the lifetime split, every write is a 5-minute one.
     assert price(usage, rates) == pytest.approx(expected - 100 * (4.0 - 2.5) / 1e6)
 
@@ -95,8 +98,8 @@ def reasoning_dropped(api, model, usage, raw):
         + (usage["cached_input_tokens"] or 0) * 0.15e-6 + raw.get("candidatesTokenCount", 0) * 9e-6
 
 def right(api, model, usage, raw):
-    from conformance.report.cost import load_prices, price
-    return price(usage, load_prices().rates(api, model or "anthropic.claude-sonnet-5")[1], raw)
+    from conformance.report.cost import billing_of, load_prices, price
+    return price(usage, load_prices().rates(api, model or "anthropic.claude-sonnet-5")[1], billing_of(api, raw))
 
 def not_a_number(api, model, usage, raw):
     return "0.01"

@@ -15,6 +15,7 @@ from typing import Any
 from conformance.kit.stream import StreamResult
 from conformance.kit.task import Task, ToolChoice, TranscriptEntry
 from conformance.kit.types import ModelResponse
+from conformance.kit.usage import Billing
 from conformance.kit.waiver import Waiver
 
 
@@ -235,6 +236,9 @@ class Wire:
     semconv_provider: str | None = None
     """The OpenTelemetry GenAI convention's ``gen_ai.provider.name`` for this API (``openai``, ``aws.bedrock``), for
     ``conformance export`` (docs/telemetry.md); None: the provider id is used as it is."""
+    billing: Callable[[Any], Billing] | None = None
+    """The turn's raw usage (``Usage.raw``) → what it says of the charge beyond the contract's counts (``Billing``:
+    longer-lived cache writes, the last pass of a compacted request, a cost the wire reports); None: nothing."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -31,3 +33,21 @@ def count_or_zero(container: Any, key: str) -> int | None:
     if key not in container:
         return 0
     return count(container, key)
+
+
+@dataclass(frozen=True, slots=True)
+class Billing:
+    """What a turn's vendor usage says of its charge beyond the contract's counts (``Wire.billing``,
+    docs/cost.md): read by the API's adapter, so that pricing knows no vendor's usage object."""
+
+    cache_write_1h_tokens: int = 0
+    """Of the cache writes, those of the longer lifetime, billed at its own rate (the price file's
+    ``cache_write_1h``)."""
+    final_pass: Mapping[str, int | None] | None = None
+    """For a request the vendor ran in several sampling passes (compaction), the last pass's counts alone, as the
+    contract names them: what a cost that misses the earlier passes is priced from. None for one pass."""
+    reported_cost: float | None = None
+    """The charge in USD the wire itself reports for the turn (OpenRouter's ``usage.cost``), to check."""
+
+
+NO_BILLING = Billing()

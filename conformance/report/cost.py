@@ -27,6 +27,7 @@ from typing import Any
 
 from conformance.engine.rows import Lane
 from conformance.errors import InputError, Problem
+from conformance.kit.usage import NO_BILLING, Billing
 
 BUNDLED = Path(__file__).resolve().parent.parent / "prices" / "prices.yaml"
 """The price file shipped with the suite, for the bundled cases' models."""
@@ -121,29 +122,25 @@ def _known(usage: Mapping[str, Any] | None, name: str) -> int:
     return value if isinstance(value, int) else 0
 
 
-def _one_hour_writes(raw: Any) -> int:
-    """Anthropic's cache writes of the 1-hour lifetime (``usage.cache_creation.ephemeral_1h_input_tokens``), summed
-    over the iterations of a compacted request when it lists them."""
-    if not isinstance(raw, Mapping):
-        return 0
-    iterations = raw.get("iterations")
-    passes: list[Any] = iterations if isinstance(iterations, list) and iterations else [raw]
-    total = 0
-    for item in passes:
-        creation = item.get("cache_creation") if isinstance(item, Mapping) else None
-        value = creation.get("ephemeral_1h_input_tokens") if isinstance(creation, Mapping) else None
-        total += value if isinstance(value, int) and value > 0 else 0
-    return total
+def billing_of(api: str, raw: Any) -> Billing:
+    """What the API's adapter reads in a turn's raw usage beyond the contract's counts (``Wire.billing``); nothing
+    for an API whose adapter reads nothing, or that is not a built-in one."""
+    from conformance.engine.registry import builtin_adapters  # noqa: PLC0415 - the adapters load when a row is priced
+
+    adapter = builtin_adapters().get(api)
+    read = adapter.wire.billing if adapter is not None and adapter.wire is not None else None
+    return read(raw) if read is not None and raw is not None else NO_BILLING
 
 
-def price(usage: Mapping[str, Any], rates: Mapping[str, Any], raw: Any = None, *, cache_as_input: bool = False,
-          drop_reasoning: bool = False) -> float:
-    """The USD cost of one turn's normalized ``usage`` at ``rates`` (per million tokens); the keywords price one
-    named mistake instead of the right figure."""
+def price(usage: Mapping[str, Any], rates: Mapping[str, Any], billing: Billing = NO_BILLING, *,
+          cache_as_input: bool = False, drop_reasoning: bool = False) -> float:
+    """The USD cost of one turn's normalized ``usage`` at ``rates`` (per million tokens), its writes of the longer
+    cache lifetime at their own rate (``billing``, ``billing_of``); the keywords price one named mistake instead of
+    the right figure."""
     input_tokens, output = _known(usage, "input_tokens"), _known(usage, "output_tokens")
     cached, written = _known(usage, "cached_input_tokens"), _known(usage, "cache_write_tokens")
     reasoning = min(_known(usage, "reasoning_tokens"), output)
-    hour = min(_one_hour_writes(raw), written)
+    hour = min(billing.cache_write_1h_tokens, written)
     if cache_as_input:
         cached = written = hour = 0
     uncached = max(input_tokens - cached - written, 0)
@@ -168,32 +165,23 @@ def turn_cost(turn: Mapping[str, Any], api: str, prices: Prices, model: str | No
         return {"usd": None, "why": f"{prices.path} prices no {named!r} for {api}"}
     if usage.get("input_tokens") is None or usage.get("output_tokens") is None:
         return {"usd": None, "model": found[0], "why": "the input or output count is unknown"}
-    return {"usd": price(usage, found[1], turn.get("raw_usage")), "model": found[0]}
+    return {"usd": price(usage, found[1], billing_of(api, turn.get("raw_usage"))), "model": found[0]}
 
 
-def _top_level(raw: Mapping[str, Any]) -> dict[str, int | None]:
-    """The normalized counts of a compacted Anthropic turn's top-level usage alone (its last sampling pass)."""
-    from conformance.kit.usage import add, count  # noqa: PLC0415
-
-    read, written = count(raw, "cache_read_input_tokens"), count(raw, "cache_creation_input_tokens")
-    return {"input_tokens": add(count(raw, "input_tokens"), read, written), "cached_input_tokens": read,
-            "cache_write_tokens": written, "output_tokens": count(raw, "output_tokens"), "reasoning_tokens": None}
-
-
-def verdict(reported: float, turn: Mapping[str, Any], rates: Mapping[str, Any]) -> str | None:
+def verdict(reported: float, turn: Mapping[str, Any], rates: Mapping[str, Any], api: str) -> str | None:
     """None when ``reported`` is the turn's priced cost; else the named mistake it matches (``MISTAKES``, or
     ``cost ×N``)."""
-    usage, raw = turn.get("usage") or {}, turn.get("raw_usage")
-    right = price(usage, rates, raw)
+    usage = turn.get("usage") or {}
+    billed = billing_of(api, turn.get("raw_usage"))
+    right = price(usage, rates, billed)
     if _near(reported, right):
         return None
     if (_known(usage, "cached_input_tokens") or _known(usage, "cache_write_tokens")) and \
-            _near(reported, price(usage, rates, raw, cache_as_input=True)):
+            _near(reported, price(usage, rates, billed, cache_as_input=True)):
         return "cache-as-input"
-    if _known(usage, "reasoning_tokens") and _near(reported, price(usage, rates, raw, drop_reasoning=True)):
+    if _known(usage, "reasoning_tokens") and _near(reported, price(usage, rates, billed, drop_reasoning=True)):
         return "reasoning-dropped"
-    if isinstance(raw, Mapping) and isinstance(raw.get("iterations"), list) and raw["iterations"] and \
-            _near(reported, price(_top_level(raw), rates)):
+    if billed.final_pass is not None and _near(reported, price(billed.final_pass, rates)):
         return "compaction-invisible"
     if right > 0:
         ratio = reported / right
@@ -239,8 +227,9 @@ def reported_figures(turn: Mapping[str, Any], api: str, hook: CostHook | None) -
     gateway's (``provider_details.reported_cost``, LiteLLM's ``response_cost``) and the team's cost function."""
     figures: dict[str, float] = {}
     raw = turn.get("raw_usage")
-    if isinstance(raw, Mapping) and _number(raw.get("cost")):
-        figures["usage.cost"] = float(raw["cost"])
+    wire_cost = billing_of(api, raw).reported_cost
+    if wire_cost is not None:
+        figures["usage.cost"] = wire_cost
     details = turn.get("provider_details") or {}
     for source, value in (details.get("reported_cost") or {}).items():
         if _number(value):
@@ -290,10 +279,11 @@ def price_rows(rows: Iterable[dict[str, Any]], prices: Prices, hook: CostHook | 
                 continue
             truth = wire[index] if index < len(wire) and wire[index].get("usage") else turn
             for source, reported in sorted(reported_figures(turn, api, hook).items()):
-                named = verdict(reported, truth, found[1])
+                named = verdict(reported, truth, found[1], api)
                 if named is not None:
                     findings.append(_finding(row, turn["turn"], f"cost.{source}",
-                                             price(truth["usage"], found[1], truth.get("raw_usage")), reported, named))
+                                             price(truth["usage"], found[1], billing_of(api, truth.get("raw_usage"))),
+                                             reported, named))
         row["cost"] = total if any("cost" in turn for turn in row["turns"]) else None
     findings.extend(_stack_costs(rows, prices))
     findings.extend(_telemetry_costs(rows, prices))
@@ -335,10 +325,10 @@ def _telemetry_costs(rows: list[dict[str, Any]], prices: Prices) -> list[dict[st
             found = prices.rates(lane.provider, theirs.get("model")) if theirs.get("usd") is not None else None
             if usage is None or found is None or truth is None:
                 continue
-            named = verdict(price(usage, found[1], truth.get("raw_usage")), truth, found[1])
+            figure = price(usage, found[1], billing_of(lane.provider, truth.get("raw_usage")))
+            named = verdict(figure, truth, found[1], lane.provider)
             if named is not None:
-                findings.append(_finding(row, entry["turn"], "cost.telemetry", theirs["usd"],
-                                         price(usage, found[1], truth.get("raw_usage")), named))
+                findings.append(_finding(row, entry["turn"], "cost.telemetry", theirs["usd"], figure, named))
     return findings
 
 
@@ -359,7 +349,7 @@ def _stack_costs(rows: list[dict[str, Any]], prices: Prices) -> list[dict[str, A
             if mine.get("usd") is None or theirs.get("usd") is None:
                 continue
             found = prices.rates(lane.provider, theirs.get("model"))
-            named = verdict(mine["usd"], wire_turn, found[1]) if found else None
+            named = verdict(mine["usd"], wire_turn, found[1], lane.provider) if found else None
             if named is not None:
                 findings.append(_finding(row, turn["turn"], "cost", theirs["usd"], mine["usd"], named))
     return findings

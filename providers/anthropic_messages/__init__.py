@@ -8,6 +8,7 @@ from conformance.providers.anthropic_messages.errors import classify_error, erro
 from conformance.providers.anthropic_messages.request import build_request, read_history, read_request
 from conformance.providers.anthropic_messages.response import classify_body
 from conformance.providers.anthropic_messages.stream import assemble_stream
+from conformance.providers.anthropic_messages.usage import billing
 
 PLACEHOLDER_KEY = "sk-ant-replay"
 
@@ -43,7 +44,7 @@ ADAPTER = Adapter(
                           stream_optional=(("message_start", "/message/id"), ("message_start", "/message/model"),
                                            ("message_delta", "/delta/stop_sequence"))),
               paths=((re.compile(r"/v1/messages"), None),), request_id_header="request-id",
-              semconv_provider="anthropic", acceptance=RULES,
+              semconv_provider="anthropic", acceptance=RULES, billing=billing,
               error_reply=error_reply, client_environment=client_environment,
               # The rate-limit counters (docs.anthropic.com/en/api/rate-limits), kept as the vendor sent them.
               kept_headers=frozenset({"anthropic-ratelimit-"})),

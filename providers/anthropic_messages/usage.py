@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from conformance.kit.types import Usage
-from conformance.kit.usage import add, count
+from conformance.kit.usage import NO_BILLING, Billing, add, count
 
 
 def normalize_usage(raw: Any) -> Usage | None:
@@ -57,3 +57,22 @@ def _sum(passes: list[dict[str, int | None]], field: str) -> int | None:
     if any(value is None for value in values):
         return None
     return sum(value for value in values if value is not None)
+
+
+def billing(raw: Any) -> Billing:
+    """What the usage object says of the charge beyond the counts (``Wire.billing``, docs/cost.md): the cache writes
+    of the 1-hour lifetime (``cache_creation.ephemeral_1h_input_tokens``), summed over the sampling passes of a
+    compacted request, and that request's last pass alone (the top-level counts), which is all a cost that misses
+    ``usage.iterations`` prices (docs.anthropic.com/en/docs/build-with-claude/compaction)."""
+    if not isinstance(raw, dict):
+        return NO_BILLING
+    iterations = raw.get("iterations")
+    passes: list[Any] = [raw]
+    if isinstance(iterations, list) and iterations and all(isinstance(item, dict) for item in iterations):
+        passes = iterations
+    compacted = passes is iterations
+    hour = sum(count(item, "cache_creation", "ephemeral_1h_input_tokens") or 0 for item in passes)
+    final = None
+    if compacted:
+        final = {**_counts(raw), "reasoning_tokens": None}
+    return Billing(cache_write_1h_tokens=hour, final_pass=final)
