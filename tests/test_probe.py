@@ -178,3 +178,15 @@ def test_an_api_a_server_cannot_claim_is_refused_with_the_ones_it_can(tmp_path: 
     assert result.returncode == 2 and f"{api!r} is not an API a server can claim here" in result.stderr
     assert "use one of anthropic-messages, gemini, openai-chat, openai-responses" in result.stderr
     assert not (tmp_path / "probe").exists()
+
+
+def test_a_server_that_claims_several_apis_is_probed_on_each(served: Any, tmp_path: Path) -> None:
+    """Servers and gateways that answer Anthropic Messages, Responses and Gemini besides Chat: one column per API."""
+    apis = ("openai-chat", "openai-responses", "anthropic-messages", "gemini")
+    result = cli("probe", "--no-config", "--cases", str(CASES), "--server", f"local={served()}",
+                 *[argument for api in apis for argument in ("--api", api)], "--model", "model-under-test",
+                 "--case", "normal", "--out", str(tmp_path / "probe"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "8 of 8 local rows passed" in result.stdout
+    for api in apis:
+        assert set(_rows(tmp_path / "probe", f"{api}~local")) == {("normal", "body"), ("normal", "stream")}, api
