@@ -125,11 +125,17 @@ def _known(usage: Mapping[str, Any] | None, name: str) -> int:
 def billing_of(api: str, raw: Any) -> Billing:
     """What the API's adapter reads in a turn's raw usage beyond the contract's counts (``Wire.billing``); nothing
     for an API whose adapter reads nothing, or that is not a built-in one."""
+    read = _billing_reader(api)
+    return read(raw) if read is not None and raw is not None else NO_BILLING
+
+
+@functools.cache
+def _billing_reader(api: str) -> Callable[[Any], Billing] | None:
+    """The built-in adapter's ``Wire.billing`` for ``api``, looked up once (every turn of every row is priced)."""
     from conformance.engine.registry import builtin_adapters  # noqa: PLC0415 - the adapters load when a row is priced
 
     adapter = builtin_adapters().get(api)
-    read = adapter.wire.billing if adapter is not None and adapter.wire is not None else None
-    return read(raw) if read is not None and raw is not None else NO_BILLING
+    return adapter.wire.billing if adapter is not None and adapter.wire is not None else None
 
 
 def price(usage: Mapping[str, Any], rates: Mapping[str, Any], billing: Billing = NO_BILLING, *,
