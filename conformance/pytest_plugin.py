@@ -32,6 +32,7 @@ from conformance.replay.modes import MODES as RECORD_MODES
 from conformance.report.snapshot import (
     SNAPSHOT_FOLDER,
     entry_of,
+    raw_request_entry,
     request_entry,
 )
 from conformance.report.syrupy_store import (
@@ -466,7 +467,8 @@ class CaseItem(pytest.Item):
         if self.config.getini("conformance_snapshots"):
             shown = functools.partial(_shown_path, config=self.config)
             messages += check(self, CaseSnapshotExtension, entry_of(row), "classification", shown)
-            messages += check(self, RequestSnapshotExtension, request_entry(requests), "request", shown)
+            messages += check(self, RequestSnapshotExtension, lambda: request_entry(requests), "request", shown,
+                              raw=raw_request_entry(requests))
         if messages:
             raise CaseFailed("\n".join(messages))
         if row.get("waived"):  # every failure waived: reported as waived, never as passed

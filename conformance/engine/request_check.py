@@ -38,6 +38,10 @@ def canonical(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
+_quoted = json.encoder.encode_basestring
+"""A string's JSON spelling with ensure_ascii off: what ``canonical`` writes for a string."""
+
+
 def check_requests(adapter: Adapter, task: Task, requests: Sequence[dict[str, Any]],
                    transcripts: Sequence[Sequence[TranscriptEntry]],
                    rebuild: bool = True, parts: Sequence[RequestParts] | None = None,
@@ -123,7 +127,8 @@ def _spelled_request(request: dict[str, Any]) -> tuple[str, dict[str, str]]:
     dump writes; any other key is spelled by ``json`` as before."""
     if all(type(key) is str for key in request):
         fields = {key: canonical(request[key]) for key in sorted(request)}
-        return "{" + ",".join(f"{canonical(key)}:{value}" for key, value in fields.items()) + "}", fields
+        # A key's spelling is json's own for a string (``json.dumps`` of a str with ensure_ascii off calls it).
+        return "{" + ",".join(f"{_quoted(key)}:{value}" for key, value in fields.items()) + "}", fields
     return canonical(request), {str(key): canonical(value)
                                 for key, value in sorted(request.items(), key=lambda item: str(item[0]))}
 

@@ -66,9 +66,13 @@ def request_file(root: Path, case_id: str, provider: str) -> Path:
 def request_entry(requests: list[dict[str, Any]]) -> dict[str, Any]:
     """The requests of one row as a snapshot entry: whole, one key per turn (``turn 1``, ``turn 2``, ...)."""
     # Through JSON, as the file will hold it: a tuple or a non-string key would otherwise never equal the file.
-    entry: dict[str, Any] = json.loads(json.dumps(
-        {f"turn {index}": request for index, request in enumerate(requests, start=1)}, ensure_ascii=False))
+    entry: dict[str, Any] = json.loads(json.dumps(raw_request_entry(requests), ensure_ascii=False))
     return entry
+
+
+def raw_request_entry(requests: list[dict[str, Any]]) -> dict[str, Any]:
+    """``request_entry`` before its trip through JSON: the same requests, as the adapter built them."""
+    return {f"turn {index}": request for index, request in enumerate(requests, start=1)}
 
 
 def entry_of(row: Row) -> dict[str, Any]:
