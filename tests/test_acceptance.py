@@ -321,3 +321,17 @@ def test_gemini_rules_read_the_proto_spelling_of_calls_results_and_signatures() 
     unanswered = json.loads(json.dumps(request))
     unanswered["contents"][2]["parts"] = unanswered["contents"][2]["parts"][:1]
     assert any("(function-responses-match-calls, " in problem for problem in acceptance_problems(gemini, unanswered))
+
+
+def test_gemini_schema_rule_reads_proto_spelled_declarations_and_fields() -> None:
+    """`function_declarations` (LiteLLM's spelling) are held to the Schema's fields too, and a proto-spelled field
+    (`max_items`) is one of them, not a stranger."""
+    gemini = ADAPTERS["gemini"]
+    parameters: dict[str, Any] = {"type": "object", "properties": {
+        "ids": {"type": "array", "max_items": 3, "items": {"type": "string"}}}}
+    request = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}],
+               "tools": [{"function_declarations": [{"name": "get_order", "parameters": parameters}]}]}
+    assert acceptance_problems(gemini, request) == []
+    parameters["properties"]["ids"]["const"] = ["ORD-1001"]
+    assert any("(schema-object-fields, " in problem and "/functionDeclarations/0/parameters/properties/ids/const"
+               in problem for problem in acceptance_problems(gemini, request))

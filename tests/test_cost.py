@@ -278,3 +278,15 @@ def test_a_telemetry_lane_that_prices_its_spans_is_checked_against_the_table() -
     assert findings["anthropic-messages@sdk+nothoughts"]["meaning"].startswith("reasoning-dropped: ")
     table = price(usage, SONNET[1]) if SONNET else None
     assert findings["anthropic-messages@sdk+nocache"]["wire"] == pytest.approx(table)
+
+
+def test_the_wire_costs_and_lifetimes_are_read_for_a_teams_adapter_and_on_responses() -> None:
+    """A team's adapter id (its usage a built-in API's) still gets every built-in reading, and OpenRouter's
+    usage.cost is read on the Responses wire as on Chat."""
+    from conformance.report.cost import billing_of
+
+    anthropic = {"cache_creation": {"ephemeral_1h_input_tokens": 40}, "input_tokens": 5}
+    assert billing_of("app-anthropic", anthropic).cache_write_1h_tokens == 40
+    assert billing_of("app-openai-chat", {"prompt_tokens": 5, "cost": 0.25}).reported_cost == 0.25
+    assert billing_of("openai-responses", {"input_tokens": 5, "cost": 0.5}).reported_cost == 0.5
+    assert billing_of("gemini", {"cost": 0.5}).reported_cost is None  # Gemini's usage names no cost

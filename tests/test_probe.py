@@ -125,7 +125,7 @@ def test_a_request_the_server_refuses_is_recorded_and_named(served: Any, tmp_pat
     assert rows[("normal", "body")]["passed"]
 
 
-def test_a_key_in_the_environment_is_sent_and_never_written(served: Any, tmp_path: Path) -> None:
+def test_a_vendor_key_in_the_environment_never_reaches_disk(served: Any, tmp_path: Path) -> None:
     secret = "sk-proj-" + "Zq8" * 16
     result = cli("probe", "--no-config", "--cases", str(CASES), "--server", f"local={served()}", "--api",
                  "openai-chat", "--model", "model-under-test", "--out", str(tmp_path / "probe"), "--case", "normal",
@@ -160,7 +160,7 @@ def test_an_out_folder_in_use_is_refused_and_left_as_it_was(tmp_path: Path) -> N
 def test_a_probe_with_nothing_to_probe_leaves_no_folder_behind(tmp_path: Path) -> None:
     result = _probe("http://127.0.0.1:9" + SESSION, tmp_path / "probe", "--case", "http_*")
     assert result.returncode == 2 and "no case to probe" in result.stderr
-    assert not any((tmp_path / "probe").iterdir())
+    assert not (tmp_path / "probe").exists()
 
 
 def test_an_unreachable_server_is_one_line_and_nothing_is_kept(tmp_path: Path) -> None:
@@ -168,7 +168,7 @@ def test_an_unreachable_server_is_one_line_and_nothing_is_kept(tmp_path: Path) -
     assert result.returncode == 2, result.stdout + result.stderr
     assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
     assert "could not reach the upstream" in result.stderr and "check --server" in result.stderr
-    assert not any((tmp_path / "probe").iterdir())
+    assert not (tmp_path / "probe").exists()
 
 
 @pytest.mark.parametrize("api", ["bedrock-converse", "openai-chat~local", "vllm"])
@@ -190,3 +190,92 @@ def test_a_server_that_claims_several_apis_is_probed_on_each(served: Any, tmp_pa
     assert "8 of 8 local rows passed" in result.stdout
     for api in apis:
         assert set(_rows(tmp_path / "probe", f"{api}~local")) == {("normal", "body"), ("normal", "stream")}, api
+
+
+def test_a_turn_refused_in_one_mode_only_leaves_that_mode_out_by_name() -> None:
+    """The fixture layout holds one error turn for both modes: a server that answers the body and refuses the stream
+    (or the reverse) has the refusing mode's files left out, with a line naming it, instead of a set that cannot be
+    written."""
+    from conformance.commands.record import _one_answer_per_turn
+    from conformance.replay.record import Staged
+
+    def staged(*names: str) -> list[Staged]:
+        return [Staged(name, b"{}") for name in names]
+
+    body = ("turn1.json", "turn2.json", "requests/turn1.body.json", "requests/turn2.body.json")
+    kept, lines = _one_answer_per_turn(staged(*body, "turn1.error.json", "requests/turn1.stream.json"))
+    assert sorted(item.name for item in kept) == sorted(body)
+    assert lines == ["the stream request of turn 1 was refused (HTTP error) where the body one was answered: its "
+                     "stream rows are left out (an error turn answers both modes)"]
+    stream = ("turn1.sse", "turn2.sse", "requests/turn1.stream.json", "requests/turn2.stream.json")
+    kept, lines = _one_answer_per_turn(staged(*stream, "turn2.error.json", "requests/turn1.body.json",
+                                              "requests/turn2.body.json", "turn1.json"))
+    assert sorted(item.name for item in kept) == sorted(stream) and "the body request of turn 2" in lines[0]
+    both = staged("turn1.error.json", "requests/turn1.body.json", "requests/turn1.stream.json")
+    assert _one_answer_per_turn(both) == (both, [])  # refused in both modes: one error turn, as recorded
+
+
+def test_a_wrong_url_is_bad_input_not_a_failing_server(served: Any, tmp_path: Path) -> None:
+    """A base URL the server does not answer at (the OpenAI SDK adds /v1 itself; a probe given .../v1 asks for
+    /v1/v1/...) is a 404: the probe stops (exit 2) and says what to check, instead of scoring the server on it."""
+    result = _probe(served().replace(SESSION, SESSION + "/v1"), tmp_path / "probe", "--case", "normal", "--mode",
+                    "body")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "HTTP 404" in result.stderr and "without /v1" in result.stderr
+    assert not (tmp_path / "probe").exists()
+
+
+def test_a_case_pattern_that_matches_nothing_is_refused(served: Any, tmp_path: Path) -> None:
+    result = _probe(served(), tmp_path / "probe", "--case", "no_such_case")
+    assert result.returncode == 2 and "no case matches 'no_such_case'" in result.stderr
+
+
+def test_an_out_folder_inside_the_cases_is_refused(tmp_path: Path) -> None:
+    cases = tmp_path / "cases"
+    shutil.copytree(CASES, cases, ignore=shutil.ignore_patterns("__snapshots__"))
+    result = cli("probe", "--no-config", "--cases", str(cases), "--server", "local=http://127.0.0.1:9", "--api",
+                 "openai-chat", "--model", "m", "--out", str(cases / "probes/one"))
+    assert result.returncode == 2 and "is inside the cases folder" in result.stderr
+    assert not (cases / "probes").exists()
+
+
+def test_the_servers_key_is_read_from_the_variable_named_and_no_vendor_key_is(served: Any, tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The vendor's own key (OPENAI_API_KEY) never goes to a probed server; --key-env names the server's."""
+    import urllib.request
+
+    sent: list[dict[str, str]] = []
+    original = urllib.request.Request
+
+    class Spied(original):  # type: ignore[misc, valid-type]
+        """The recording proxy's requests to the server, their headers kept for the test."""
+
+        def __init__(self, url: str, *arguments: Any, **options: Any) -> None:
+            super().__init__(url, *arguments, **options)
+            sent.append({key.lower(): value for key, value in self.header_items()})
+
+    monkeypatch.setattr(urllib.request, "Request", Spied)
+    vendor, server = "sk-proj-" + "Vv7" * 16, "sk-" + "Sv9" * 16
+    result = cli("probe", "--no-config", "--cases", str(CASES), "--server", f"local={served()}", "--api",
+                 "openai-chat", "--model", "model-under-test", "--out", str(tmp_path / "probe"), "--case", "normal",
+                 "--mode", "body", "--key-env", "PROBE_KEY", env={"OPENAI_API_KEY": vendor, "PROBE_KEY": server})
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert sent and all(headers.get("authorization") == f"Bearer {server}" for headers in sent)
+    written = [path for path in (tmp_path / "probe").rglob("*") if path.is_file()]
+    assert not [path for path in written if server in path.read_text(encoding="utf-8", errors="replace")]
+
+
+def test_a_repository_set_up_by_init_is_probed_with_its_own_adapter(tmp_path: Path) -> None:
+    """`conformance init`'s repository: its example case lists the team's adapter, which the probe loads from the
+    configuration (and hands to the offline run) instead of refusing the case."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    assert cli("init", cwd=repo).returncode == 0
+    with BackgroundServer(load_cases([CASES]), max_seconds=60) as server:
+        # The frozen `normal` case answers the example's task (the same task and world, docs/cases.md).
+        url = server.base + "/s/normal/{provider}/{mode}"
+        result = cli("probe", "--server", f"local={url}", "--api", "openai-chat", "--model", "model-under-test",
+                     "--out", str(tmp_path / "probe"), cwd=repo)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "2 of 2 local rows passed" in result.stdout
+    assert (tmp_path / "probe/cases/cases/example/openai-chat~local/turn1.json").is_file()

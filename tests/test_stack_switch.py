@@ -104,6 +104,39 @@ def test_a_call_lost_on_the_way_is_named_and_refused() -> None:
     assert "refused (" in switched.outcome()
 
 
+def test_calls_and_results_left_out_are_lost_calls_by_name() -> None:
+    """A layer that drops the model turn and its results: the tools still name the call, the history does not."""
+    def forget(request: dict[str, Any], _: Any) -> dict[str, Any]:
+        request["messages"] = [message for message in request["messages"] if message["role"] in ("system", "user")]
+        return request
+
+    switched = _switched("parallel_tool_calls", "anthropic-messages", "openai-chat", forget)
+    assert switched.lost == ("get_order",) and "calls lost (get_order)" in switched.outcome()
+
+
+def test_reasoning_text_that_json_escapes_is_still_found() -> None:
+    """Thinking text with a newline and a quote: sent as a value, it is found, whatever its JSON spelling."""
+    import dataclasses
+
+    case = CASE["normal"]
+    turn = case.providers["anthropic-messages"].turns[0]
+    body = json.loads(json.dumps(turn.body))
+    thinking = next(block for block in body["content"] if block["type"] == "thinking")
+    thinking["thinking"] = 'First line.\n\nThe "order" is ORD-1001.'
+    changed = dataclasses.replace(case, providers={**case.providers, "anthropic-messages": dataclasses.replace(
+        case.providers["anthropic-messages"], turns=(dataclasses.replace(turn, body=body),
+                                                     *case.providers["anthropic-messages"].turns[1:]))})
+    replay = Sent()
+    source, target = _routes(replay, "normal", "anthropic-messages", "openai-chat",
+                             lambda request, _: {**request, "messages": [*request["messages"][:-2], {
+                                 **request["messages"][-2], "content": f"<think>{thinking['thinking']}</think>"},
+                                 request["messages"][-1]]})
+    answer = classify_response(ADAPTERS["anthropic-messages"], turn.status, turn.headers, body)
+    source = Stack(id="fake", provider="anthropic-messages", call=lambda *_: answer)
+    switched = switch(changed, source, target, ADAPTERS, replay, "http://127.0.0.1:9")
+    assert "reasoning text" in switched.carried
+
+
 def test_another_vendors_turn_sent_verbatim_is_refused_by_the_rule_named() -> None:
     def verbatim(request: dict[str, Any], transcript: Sequence[TranscriptEntry]) -> dict[str, Any]:
         untagged = [entry if not isinstance(entry, ModelTurn) else ModelTurn(response=entry.response, api=None)

@@ -141,11 +141,13 @@ def promote(arguments: argparse.Namespace) -> int:
 def record_cases(cases: list[Case], provider: str, upstreams: dict[str, str], record_mode: str,
                  modes: tuple[Mode, ...] = ("body", "stream"), stack_spec: str | None = None,
                  variant: str | None = None, adapter: Adapter | None = None,
-                 keep_errors: bool = False) -> list[str]:
+                 keep_errors: bool = False, server_key: str | None | bool = True) -> list[str]:
     """Record each case's ``provider`` turns through the stack and the proxy, write them (all or nothing per
     provider folder; a ``variant`` into ``<provider>~<variant>/``), and return one line per case saying what was
     written. ``keep_errors``: an error turn the case does not expect is written too, with a line naming it, instead
-    of refusing the recording (``conformance probe``: a server's refusal is what it is scored on)."""
+    of refusing the recording (``conformance probe``: a server's refusal is what it is scored on). ``server_key``:
+    True, the user's key for the vendor from the vendor's own variable (``credentials_for``); a string, the key to
+    send instead of the placeholder; None, the placeholder as it is (a server that needs no key)."""
     import dataclasses
 
     from conformance.engine.cases import ProviderFixtures
@@ -164,12 +166,15 @@ def record_cases(cases: list[Case], provider: str, upstreams: dict[str, str], re
         if variant is not None:  # the variant's own turns are the recorded ones `once`/`new_episodes` replay
             case = dataclasses.replace(case, providers={
                 **case.providers, provider: listed.providers.get(target, ProviderFixtures(turns=()))})
-        staged = _record_one(case, provider, stack, modes, upstreams, record_mode, adapter, vendor)
+        staged = _record_one(case, provider, stack, modes, upstreams, record_mode, adapter, vendor, server_key)
         folder = Path(case.path).parent / target
         if not staged:
             lines.append(f"conformance record: {case.id} [{provider}]: nothing forwarded "
                          f"(--record-mode {record_mode}); fixtures unchanged")
             continue
+        if keep_errors:
+            staged, split = _one_answer_per_turn(staged)
+            lines += [f"conformance record: {case.id} [{target}]: {line}" for line in split]
         unexpected = unexpected_errors(listed, provider, staged, adapter)
         if unexpected and keep_errors:
             lines += [f"conformance record: {case.id} [{target}]: recorded anyway: {problem}" for problem in unexpected]
@@ -313,15 +318,31 @@ def credentials_for(provider: str, upstream: str) -> dict[str, KeySwap]:
                               credential.template.format(value) if value is not None else None, missing)}
 
 
+def _server_swap(vendor: str, key: str) -> KeySwap:
+    """The placeholder a reference stack sends replaced by a probed server's own key, in the vendor's header."""
+    from conformance.engine.registry import builtin_adapters
+    from conformance.replay.record import KeySwap
+
+    wire = builtin_adapters()[vendor].wire
+    credential = wire.credential if wire is not None else None
+    assert credential is not None  # every API a server can claim has one (``conformance.commands.probe``)
+    return KeySwap(credential.header, credential.template.format(credential.placeholder),
+                   credential.template.format(key))
+
+
 def _record_one(case: Case, provider: str, stack: Any, modes: tuple[Mode, ...], upstreams: dict[str, str],
-                record_mode: str, adapter: Adapter, vendor: str) -> list[Staged]:
+                record_mode: str, adapter: Adapter, vendor: str, server_key: str | None | bool = True
+                ) -> list[Staged]:
     from conformance.replay.hygiene import redact
     from conformance.replay.record import Recorder, RecordServer, stage_session, upstream_for
     from conformance.replay.router import Replay
     from conformance.stacks.runner import drive_case
 
     templates = {name: upstream_for(url, case.id, name, "{mode}") for name, url in upstreams.items()}
-    swaps = list(credentials_for(vendor, templates.get(provider, "")).values())  # the vendor's key, this session's
+    if server_key is True:
+        swaps = list(credentials_for(vendor, templates.get(provider, "")).values())  # the vendor's key
+    else:
+        swaps = [_server_swap(vendor, server_key)] if isinstance(server_key, str) else []
     credentials = {provider: swaps[0]} if swaps else {}
     staged: list[Staged] = []
     for mode in modes:
@@ -346,6 +367,39 @@ def _record_one(case: Case, provider: str, stack: Any, modes: tuple[Mode, ...], 
         staged += stage_session(case.id, mode, exchanges, first_turn=replayed + 1,
                                 wire=adapter.wire)
     return _merged(staged)
+
+
+def _one_answer_per_turn(staged: list[Staged]) -> tuple[list[Staged], list[str]]:
+    """A recording where one mode's turn is an HTTP error and the other mode's same turn an answer (a server that
+    refuses to stream with tools): the fixture layout holds one error turn for both modes, so the refusing mode is
+    left out whole (its files and the error), and a line names it. Its rows are then not run, and a diff against a
+    recording that had them lists them as gone."""
+    import fnmatch
+
+    from conformance.replay.record import MODE_FILES
+
+    names = {item.name for item in staged}
+    dropped: set[str] = set()
+    lines = []
+    for name in sorted(names):
+        match = re.fullmatch(r"turn(\d+)\.error\.json", name)
+        if match is None:
+            continue
+        number = match[1]
+        answered = {mode for mode, patterns in MODE_FILES.items()
+                    if any(fnmatch.fnmatchcase(other, pattern.replace("*", number)) for other in names
+                           for pattern in patterns[:-1] if other != name)}
+        refused = [mode for mode in MODE_FILES
+                   if mode not in answered and f"requests/turn{number}.{mode}.json" in names]
+        if not answered or not refused:
+            continue
+        for mode in refused:
+            dropped |= {other for other in names for pattern in MODE_FILES[mode] if fnmatch.fnmatchcase(other, pattern)}
+            lines.append(f"the {mode} request of turn {number} was refused (HTTP error) where the "
+                         f"{'/'.join(sorted(answered))} one was answered: its {mode} rows are left out (an error turn "
+                         "answers both modes)")
+        dropped.add(name)
+    return [item for item in staged if item.name not in dropped], lines
 
 
 def _merged(staged: list[Staged]) -> list[Staged]:

@@ -134,8 +134,19 @@ def _billing_reader(api: str) -> Callable[[Any], Billing] | None:
     """The built-in adapter's ``Wire.billing`` for ``api``, looked up once (every turn of every row is priced)."""
     from conformance.engine.registry import builtin_adapters  # noqa: PLC0415 - the adapters load when a row is priced
 
-    adapter = builtin_adapters().get(api)
-    return adapter.wire.billing if adapter is not None and adapter.wire is not None else None
+    adapters = builtin_adapters()
+    adapter = adapters.get(api)
+    if adapter is not None:
+        return adapter.wire.billing if adapter.wire is not None else None
+    # A team's adapter (its wire is a built-in one's, or its own): what any built-in reader finds in its usage.
+    readers = [known.wire.billing for known in adapters.values() if known.wire is not None and known.wire.billing]
+    return lambda raw: _union([read(raw) for read in readers])
+
+
+def _union(found: list[Billing]) -> Billing:
+    return Billing(cache_write_1h_tokens=max((item.cache_write_1h_tokens for item in found), default=0),
+                   final_pass=next((item.final_pass for item in found if item.final_pass is not None), None),
+                   reported_cost=next((item.reported_cost for item in found if item.reported_cost is not None), None))
 
 
 def price(usage: Mapping[str, Any], rates: Mapping[str, Any], billing: Billing = NO_BILLING, *,

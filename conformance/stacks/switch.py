@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import json
 from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -144,14 +143,35 @@ def switch(case: Case, source: Stack, target: Stack, adapters: Mapping[str, Adap
     request = sent[0] if sent and isinstance(sent[0], dict) else None
     if request is None:
         return Switched(**record, refused=(), lost=(), carried=(), error="turn 2 sent no JSON request")
-    text = json.dumps(request, ensure_ascii=False)
+    strings = _strings(request)
     recorded = case.providers[source.provider].turns[0]
     answer = classify_response(adapters[source.provider], recorded.status, recorded.headers, recorded.body)
-    carried = sorted({what for value, what in reasoning_values(answer.output_items).items() if value in text})
+    carried = sorted({what for value, what in reasoning_values(answer.output_items).items()
+                      if any(value in string for string in strings)})
     rules = sorted({problem.split("(", 1)[1].split(",", 1)[0] for problem in
                     acceptance_problems(adapters[target.provider], request) if "(" in problem})
-    lost = [call.name for call in first.calls if json.dumps(call.name) not in text]
+    # Each call of turn 1 needs its result in the request's history (the second adapter's reading of it); which
+    # call each result answers, by id or by name, is the second vendor's acceptance rules' to judge (a layer may
+    # rewrite an id it made up, as LiteLLM's Gemini ids, and put the vendor's back).
+    answered = len(adapters[target.provider].read_request(request).results)
+    lost = [call.name for call in first.calls[answered:]]
     return Switched(**record, refused=tuple(rules), lost=tuple(dict.fromkeys(lost)), carried=tuple(carried))
+
+
+def _strings(value: Any) -> list[str]:
+    """Every string in a request, keys aside: reasoning is searched in the values as sent, not in their JSON
+    spelling (a newline or a quote in thinking text is escaped there)."""
+    found: list[str] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            found.append(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return found
 
 
 def switches(cases: Iterable[Case], stacks: Mapping[str, Stack], adapters: Mapping[str, Adapter]) -> list[Switched]:

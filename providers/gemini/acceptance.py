@@ -28,6 +28,12 @@ def _field(part: Mapping[str, Any], name: str) -> Any:
     return part.get(re.sub(r"[A-Z]", lambda upper: "_" + upper.group().lower(), name))
 
 
+def _camel(name: str) -> str:
+    """A proto field name in its JSON spelling: ``max_items`` → ``maxItems``."""
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
 def _parts(content: Any) -> list[Any]:
     parts = content.get("parts") if isinstance(content, dict) else None
     return [part for part in parts if isinstance(part, dict)] if isinstance(parts, list) else []
@@ -90,12 +96,13 @@ def _signatures_sent_back(request: Mapping[str, Any]) -> Iterator[tuple[str, str
 
 def _schema_fields(request: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
     """``generationConfig.responseSchema`` and each declaration's ``parameters`` use only the ``Schema`` object's
-    fields (``SCHEMA_FIELDS``)."""
-    config = request.get("generationConfig")
-    if isinstance(config, dict) and isinstance(config.get("responseSchema"), dict):
-        yield from _walk(config["responseSchema"], "/generationConfig/responseSchema")
-    for tool_index, tool in enumerate(request.get("tools") or []):
-        declarations = tool.get("functionDeclarations") if isinstance(tool, dict) else None
+    fields (``SCHEMA_FIELDS``), each under either spelling (``_field``). The pointer names the JSON spelling."""
+    config = _field(request, "generationConfig")
+    schema = _field(config, "responseSchema") if isinstance(config, dict) else None
+    if isinstance(schema, dict):
+        yield from _walk(schema, "/generationConfig/responseSchema")
+    for tool_index, tool in enumerate(_field(request, "tools") or []):
+        declarations = _field(tool, "functionDeclarations") if isinstance(tool, dict) else None
         for index, declaration in enumerate(declarations or []):
             if isinstance(declaration, dict) and isinstance(declaration.get("parameters"), dict):
                 yield from _walk(declaration["parameters"],
@@ -105,7 +112,7 @@ def _schema_fields(request: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
 def _walk(schema: Mapping[str, Any], pointer: str) -> Iterator[tuple[str, str]]:
     for where, node in schema_nodes(schema, pointer, ("properties", "defs", "items", "anyOf")):
         for key in node:
-            if key not in SCHEMA_FIELDS:
+            if key not in SCHEMA_FIELDS and _camel(key) not in SCHEMA_FIELDS:
                 yield (f"{where}/{key.replace('~', '~0').replace('/', '~1')}", f"{key!r} is not a field of the API's "
                        "Schema (use responseJsonSchema or parametersJsonSchema for JSON Schema)")
 

@@ -6,10 +6,9 @@ from conformance.kit.adapter import Adapter, Credential, Shape, Wire
 from conformance.providers.openai_chat.request import build_request, read_history, read_request
 from conformance.providers.openai_chat.response import classify_body
 from conformance.providers.openai_chat.stream import assemble_stream
-from conformance.providers.openai_chat.usage import billing
 from conformance.providers.openai_common.acceptance import CHAT_RULES
 from conformance.providers.openai_common.errors import classify_error
-from conformance.providers.openai_common.wire import KEPT_HEADERS, PLACEHOLDER_KEY, client_environment
+from conformance.providers.openai_common.wire import KEPT_HEADERS, PLACEHOLDER_KEY, billing, client_environment
 
 ADAPTER = Adapter(
     id="openai-chat",

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from conformance.kit.types import Usage
-from conformance.kit.usage import NO_BILLING, Billing, add, count
+from conformance.kit.usage import add, count
 
 
 def normalize_usage(raw: Any) -> Usage | None:
@@ -70,11 +69,3 @@ def output_tokens(prompt: int | None, completion: int | None, reasoning: int | N
         return completion + reasoning
     return completion
 
-
-def billing(raw: Any) -> Billing:
-    """A cost the usage object reports itself (``Wire.billing``, docs/cost.md): OpenRouter's ``usage.cost``, in USD
-    (openrouter.ai/docs/use-cases/usage-accounting), on the Chat wire of any server that sends it."""
-    cost = raw.get("cost") if isinstance(raw, dict) else None
-    if isinstance(cost, int | float) and not isinstance(cost, bool) and math.isfinite(cost) and cost >= 0:
-        return Billing(reported_cost=float(cost))
-    return NO_BILLING

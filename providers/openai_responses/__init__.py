@@ -5,7 +5,7 @@ import re
 from conformance.kit.adapter import Adapter, Credential, Shape, Wire
 from conformance.providers.openai_common.acceptance import RESPONSES_RULES
 from conformance.providers.openai_common.errors import classify_error
-from conformance.providers.openai_common.wire import KEPT_HEADERS, PLACEHOLDER_KEY, client_environment
+from conformance.providers.openai_common.wire import KEPT_HEADERS, PLACEHOLDER_KEY, billing, client_environment
 from conformance.providers.openai_responses.request import build_request, read_history, read_request
 from conformance.providers.openai_responses.response import classify_body
 from conformance.providers.openai_responses.stream import assemble_stream
@@ -45,5 +45,5 @@ ADAPTER = Adapter(
                                            (None, "/response/created_at"), ("response.completed", "/response/usage"))),
               paths=((re.compile(r"/v1/responses"), None),),
               kept_headers=KEPT_HEADERS, client_environment=client_environment, semconv_provider="openai",
-              acceptance=RESPONSES_RULES),
+              acceptance=RESPONSES_RULES, billing=billing),
 )

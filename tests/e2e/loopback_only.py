@@ -15,6 +15,9 @@ if __name__ == "__main__":
     import conftest
 
     conftest.guard_loopback()
+    # uvloop resolves and connects in libuv, past the guard's socket functions: the program runs on asyncio's loop,
+    # whose sockets are Python's (uvicorn and LiteLLM pick uvloop whenever it imports).
+    sys.modules["uvloop"] = None  # type: ignore[assignment]
     module, _, function = sys.argv[1].partition(":")
     sys.argv = [module, *sys.argv[2:]]
     raise SystemExit(getattr(importlib.import_module(module), function)())

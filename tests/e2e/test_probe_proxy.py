@@ -62,7 +62,8 @@ def proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[
     config.write_text(json.dumps({"model_list": models, "litellm_settings": {"num_retries": 0}}), encoding="utf-8")
     port = _free_port()
     env = {**os.environ, "LITELLM_OFFLINE_MODE": "true", "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-           "LITELLM_DANGEROUSLY_PERMIT_WEAK_OR_UNSET_MASTER_KEY": "true", "AWS_EC2_METADATA_DISABLED": "true"}
+           "LITELLM_DANGEROUSLY_PERMIT_WEAK_OR_UNSET_MASTER_KEY": "true", "AWS_EC2_METADATA_DISABLED": "true",
+           "LITELLM_EVENT_LOOP": "asyncio"}  # the guard sees asyncio's sockets, not uvloop's (loopback_only.py)
     log = (folder / "proxy.log").open("w", encoding="utf-8")
     process = subprocess.Popen([sys.executable, str(HERE / "loopback_only.py"), "litellm.proxy.proxy_cli:run_server",
                                 "--config", str(config), "--host", "127.0.0.1", "--port", str(port),
@@ -133,3 +134,28 @@ def test_the_proxy_hides_the_finish_reason_of_the_server_behind_it(proxy: Any, t
     assert answered["finish_reason"] == "stop" and answered["message"]["tool_calls"]
     gate = cli("diff", str(tmp_path / "before/report/report.json"), str(tmp_path / "after/report/report.json"))
     assert gate.returncode == 0 and "**0 regression(s)**" in gate.stdout
+
+
+def _reach_out() -> int:
+    """Run by ``loopback_only.py`` in the test below: 0 when uvloop cannot load and a connection beyond loopback is
+    refused by the guard."""
+    try:
+        import uvloop  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        return 1
+    try:
+        socket.create_connection(("192.0.2.1", 80), timeout=1)  # TEST-NET-1 (RFC 5737): never routed
+    except RuntimeError as error:
+        return 0 if "loopback only" in str(error) else 2
+    except OSError:
+        return 3
+    return 4
+
+
+def test_the_proxys_process_is_under_the_loopback_guard() -> None:
+    completed = subprocess.run([sys.executable, str(HERE / "loopback_only.py"),
+                                "tests.e2e.test_probe_proxy:_reach_out"], cwd=HERE.parent.parent,
+                               capture_output=True, text=True, timeout=60, check=False)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
