@@ -12,7 +12,7 @@ import dataclasses
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,7 @@ from conformance.kit.task import (
     called_since_user,
     task_for_turn,
 )
+from conformance.kit.values import strings_in
 
 
 def canonical(value: Any) -> str:
@@ -335,7 +336,7 @@ def _cache_problems(adapter: Adapter, task: Task, spelled: _Spelled, request: di
         problems.append(f"the same task and transcript built a different request "
                         f"({_first_difference(request, again)}): a request that varies per call defeats "
                         f"the vendor's prompt cache")
-    for value in _strings(parts.prefix):
+    for value in strings_in(parts.prefix):
         for match in VARYING.finditer(value):
             if match.group(0) not in spelled.strings:
                 problems.append(f"the static prefix holds {match.group(0)!r}, which the case does not: a per-call "
@@ -361,16 +362,6 @@ def _choice_problems(task: Task, sent: SentPrefix, conversation: Sequence[SentEn
                 f"from then on (with the choice still forced, the model must call a tool again and cannot answer)"]
     return [f"tool choice sent: {got or 'none readable'}; the case says {wanted}"]
 
-
-def _strings(value: Any) -> Iterable[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
 
 
 def check_sent(adapter: Adapter, task: Task, request: Any) -> list[str]:

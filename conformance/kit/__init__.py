@@ -62,17 +62,23 @@ from conformance.kit.types import (
     Usage,
 )
 from conformance.kit.values import (
+    ENCRYPTED,
+    REASONING_TEXT,
+    SIGNATURE,
     description_of,
     int_or_none,
     list_or_empty,
     nonempty_string_or_none,
+    reasoning_piece,
     schema_nodes,
     string_or_none,
+    strings_in,
     text_of,
 )
 from conformance.kit.waiver import Waiver, apply_waivers
 
 __all__ = [
+    "ENCRYPTED", "REASONING_TEXT", "SIGNATURE", "reasoning_piece", "strings_in",
     "FORCING_CHOICES", "KINDS", "OUTCOMES", "SSE_CONTENT_TYPE", "TOOL_CHOICES", "TOOL_CHOICE_SLOT", "USAGE_FIELDS",
     "Adapter", "Credential", "Rule", "Empty", "FatalError", "Incomplete", "InvalidToolCall", "Kind", "ModelResponse",
     "ModelTurn", "Outcome", "Refusal", "RequestParts", "RetryableError", "SentEntry", "SentPrefix", "SentResult",

@@ -236,6 +236,10 @@ class Wire:
     semconv_provider: str | None = None
     """The OpenTelemetry GenAI convention's ``gen_ai.provider.name`` for this API (``openai``, ``aws.bedrock``), for
     ``conformance export`` (docs/telemetry.md); None: the provider id is used as it is."""
+    reasoning: Callable[[Sequence[Any]], Mapping[str, str]] | None = None
+    """A recorded answer's ``output_items`` → each piece of the vendor's reasoning in them (a signature, encrypted
+    reasoning, its text: ``kit.values``), with what it is: what another vendor must never be sent
+    (``conformance.stacks.switch``); None: the answers carry none."""
     billing: Callable[[Any], Billing] | None = None
     """The turn's raw usage (``Usage.raw``) → what it says of the charge beyond the contract's counts (``Billing``:
     longer-lived cache writes, the last pass of a compacted request, a cost the wire reports); None: nothing."""

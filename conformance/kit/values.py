@@ -70,3 +70,26 @@ def schema_nodes(schema: Any, pointer: str, into: Collection[str]) -> Iterator[t
 def _escaped(name: str) -> str:
     """A JSON pointer token (RFC 6901)."""
     return name.replace("~", "~0").replace("/", "~1")
+
+
+def strings_in(value: Any) -> Iterator[str]:
+    """Every string value inside nested JSON objects and arrays (keys aside)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from strings_in(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from strings_in(item)
+
+
+SIGNATURE, ENCRYPTED, REASONING_TEXT = "signature", "encrypted content", "reasoning text"
+"""What a piece of a vendor's reasoning is (``Wire.reasoning``): an opaque signature, encrypted reasoning, or the
+reasoning's text."""
+
+
+def reasoning_piece(found: dict[str, str], value: Any, what: str) -> None:
+    """Add ``value`` to ``found`` as ``what`` when it is a non-empty string."""
+    if isinstance(value, str) and value:
+        found[value] = what

@@ -23,16 +23,12 @@ from conformance.engine.request_check import acceptance_problems
 from conformance.kit.adapter import Adapter
 from conformance.kit.task import ModelTurn, ToolResult, ToolResults, TranscriptEntry, UserMessage, task_for_turn
 from conformance.kit.types import ModelResponse
+from conformance.kit.values import strings_in
 from conformance.replay.server import session_base
 from conformance.stacks.stack import Endpoint, Stack
 
 RESULT = {"order_id": "ORD-1001", "status": "shipped"}
 """What the tool answers in turn 2 (the bundled world's order; the result's content is not what is judged)."""
-OPAQUE = {"signature": "signature", "thoughtSignature": "signature", "thought_signature": "signature",
-          "encrypted_content": "encrypted content", "redactedContent": "encrypted content"}
-"""Where the APIs' recorded answers hold opaque reasoning, by key: Anthropic's and Bedrock's thinking signatures,
-Gemini's ``thoughtSignature`` on parts, Responses' ``encrypted_content`` on reasoning items, Bedrock's
-``redactedContent`` (docs/contract.md, "Switching vendors", lists each)."""
 SHORTEST = 8
 """Values shorter than this are not searched for: a short string would be found by chance."""
 
@@ -70,34 +66,11 @@ class Switched:
         return "; ".join(parts) or "clean"
 
 
-def reasoning_values(items: Iterable[Any]) -> dict[str, str]:
-    """Each piece of reasoning in a recorded answer's wire items, with what it is: opaque values (``OPAQUE``) and
-    reasoning text (Anthropic ``thinking`` blocks, Gemini parts marked ``thought``, Responses reasoning summaries and
-    content, Bedrock ``reasoningText``)."""
-    found: dict[str, str] = {}
-
-    def walk(value: Any) -> None:
-        if isinstance(value, dict):
-            for key, inner in value.items():
-                if key in OPAQUE and isinstance(inner, str):
-                    found[inner] = OPAQUE[key]
-                walk(inner)
-            kind = value.get("type")
-            if kind == "redacted_thinking" and isinstance(value.get("data"), str):
-                found[value["data"]] = "encrypted content"
-            texts = [value.get("thinking")] if kind == "thinking" else []
-            texts += [value.get("text")] if value.get("thought") is True else []
-            if kind == "reasoning":
-                texts += [part.get("text") for part in [*value.get("summary", []), *value.get("content", [])]
-                          if isinstance(part, dict)]
-            if isinstance(value.get("reasoningText"), dict):
-                texts.append(value["reasoningText"].get("text"))
-            found.update({text: "reasoning text" for text in texts if isinstance(text, str)})
-        elif isinstance(value, list | tuple):
-            for inner in value:
-                walk(inner)
-
-    walk(list(items))
+def reasoning_values(api: str, items: Sequence[Any], adapters: Mapping[str, Adapter]) -> dict[str, str]:
+    """Each piece of reasoning in an answer of ``api`` (its ``output_items``), with what it is, as the API's adapter
+    reads it (``Wire.reasoning``); values shorter than ``SHORTEST`` are left out."""
+    wire = adapters[api].wire
+    found = wire.reasoning(items) if wire is not None and wire.reasoning is not None else {}
     return {value: what for value, what in found.items() if len(value) >= SHORTEST}
 
 
@@ -143,10 +116,10 @@ def switch(case: Case, source: Stack, target: Stack, adapters: Mapping[str, Adap
     request = sent[0] if sent and isinstance(sent[0], dict) else None
     if request is None:
         return Switched(**record, refused=(), lost=(), carried=(), error="turn 2 sent no JSON request")
-    strings = _strings(request)
+    strings = list(strings_in(request))  # the values as sent, not their JSON spelling (a newline is escaped there)
     recorded = case.providers[source.provider].turns[0]
     answer = classify_response(adapters[source.provider], recorded.status, recorded.headers, recorded.body)
-    carried = sorted({what for value, what in reasoning_values(answer.output_items).items()
+    carried = sorted({what for value, what in reasoning_values(source.provider, answer.output_items, adapters).items()
                       if any(value in string for string in strings)})
     rules = sorted({problem.split("(", 1)[1].split(",", 1)[0] for problem in
                     acceptance_problems(adapters[target.provider], request) if "(" in problem})
@@ -157,21 +130,6 @@ def switch(case: Case, source: Stack, target: Stack, adapters: Mapping[str, Adap
     lost = [call.name for call in first.calls[answered:]]
     return Switched(**record, refused=tuple(rules), lost=tuple(dict.fromkeys(lost)), carried=tuple(carried))
 
-
-def _strings(value: Any) -> list[str]:
-    """Every string in a request, keys aside: reasoning is searched in the values as sent, not in their JSON
-    spelling (a newline or a quote in thinking text is escaped there)."""
-    found: list[str] = []
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            found.append(item)
-        elif isinstance(item, dict):
-            stack.extend(item.values())
-        elif isinstance(item, list | tuple):
-            stack.extend(item)
-    return found
 
 
 def switches(cases: Iterable[Case], stacks: Mapping[str, Stack], adapters: Mapping[str, Adapter]) -> list[Switched]:

@@ -5,6 +5,7 @@ import re
 from conformance.kit.adapter import Adapter, Credential, Shape, Wire
 from conformance.providers.anthropic_messages.acceptance import RULES
 from conformance.providers.anthropic_messages.errors import classify_error, error_reply
+from conformance.providers.anthropic_messages.reasoning import reasoning_in
 from conformance.providers.anthropic_messages.request import build_request, read_history, read_request
 from conformance.providers.anthropic_messages.response import classify_body
 from conformance.providers.anthropic_messages.stream import assemble_stream
@@ -44,7 +45,7 @@ ADAPTER = Adapter(
                           stream_optional=(("message_start", "/message/id"), ("message_start", "/message/model"),
                                            ("message_delta", "/delta/stop_sequence"))),
               paths=((re.compile(r"/v1/messages"), None),), request_id_header="request-id",
-              semconv_provider="anthropic", acceptance=RULES, billing=billing,
+              semconv_provider="anthropic", acceptance=RULES, billing=billing, reasoning=reasoning_in,
               error_reply=error_reply, client_environment=client_environment,
               # The rate-limit counters (docs.anthropic.com/en/api/rate-limits), kept as the vendor sent them.
               kept_headers=frozenset({"anthropic-ratelimit-"})),

@@ -6,6 +6,7 @@ from conformance.kit.adapter import Adapter, Shape, Wire
 from conformance.providers.bedrock_converse.acceptance import RULES
 from conformance.providers.bedrock_converse.errors import classify_error, error_reply
 from conformance.providers.bedrock_converse.eventstream import EVENTSTREAM, decode_jsonl, encode_stream
+from conformance.providers.bedrock_converse.reasoning import reasoning_in
 from conformance.providers.bedrock_converse.request import build_request, read_history, read_request
 from conformance.providers.bedrock_converse.response import classify_body
 from conformance.providers.bedrock_converse.signing import resign
@@ -32,7 +33,7 @@ ADAPTER = Adapter(
     # stream (botocore/eventstream.py), which the stored `.jsonl` is re-encoded into.
     # Where a release adds (docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html, botocore's
     # service model): a content block is a union, an object whose one member names it; so is a stream event.
-    wire=Wire(shape=Shape(stop="/stopReason", items="/output/message/content", usage="/usage",
+    wire=Wire(reasoning=reasoning_in, shape=Shape(stop="/stopReason", items="/output/message/content", usage="/usage",
                           optional=("/metrics",), unions=("/output",), event_type="member",
                           error_header="x-amzn-errortype",
                           opaque=("/output/message/content/*/toolUse/input",),

@@ -5,6 +5,7 @@ import re
 from conformance.kit.adapter import Adapter, Credential, Shape, Wire
 from conformance.providers.gemini.acceptance import RULES
 from conformance.providers.gemini.errors import classify_error, error_reply
+from conformance.providers.gemini.reasoning import reasoning_in
 from conformance.providers.gemini.request import build_request, read_history, read_request
 from conformance.providers.gemini.response import classify_body
 from conformance.providers.gemini.stream import assemble_stream
@@ -29,7 +30,7 @@ ADAPTER = Adapter(
     # The method in the path decides the stream; google-genai reads no request id header (an id is sent anyway).
     # Where a release adds (ai.google.dev/api/generate-content, google-genai's GenerateContentResponse): a part is an
     # object whose one data member names it.
-    wire=Wire(credential=Credential(
+    wire=Wire(reasoning=reasoning_in, credential=Credential(
                   env=("GOOGLE_API_KEY", "GEMINI_API_KEY"), header="x-goog-api-key", placeholder=PLACEHOLDER_KEY),
               shape=Shape(stop="/candidates/0/finishReason", items="/candidates/0/content/parts",
                           usage="/usageMetadata",

@@ -6,6 +6,7 @@ from conformance.kit.adapter import Adapter, Credential, Shape, Wire
 from conformance.providers.openai_common.acceptance import RESPONSES_RULES
 from conformance.providers.openai_common.errors import classify_error
 from conformance.providers.openai_common.wire import KEPT_HEADERS, PLACEHOLDER_KEY, billing, client_environment
+from conformance.providers.openai_responses.reasoning import reasoning_in
 from conformance.providers.openai_responses.request import build_request, read_history, read_request
 from conformance.providers.openai_responses.response import classify_body
 from conformance.providers.openai_responses.stream import assemble_stream
@@ -21,7 +22,7 @@ ADAPTER = Adapter(
     description="OpenAI Responses API, POST /v1/responses",
     # The openai SDK reads its request id from `x-request-id` (openai/_base_client.py); `"stream": true` streams.
     # Where a release adds (platform.openai.com/docs/api-reference/responses/object, the SDK's Response types).
-    wire=Wire(credential=Credential(
+    wire=Wire(reasoning=reasoning_in, credential=Credential(
                   env=("OPENAI_API_KEY",), header="authorization", template="Bearer {}", placeholder=PLACEHOLDER_KEY),
               shape=Shape(stop="/status", items="/output", item_type="type", usage="/usage",
                           optional=("/id", "/model", "/usage", "/created_at"), opaque=("/tools", "/text", "/metadata"),
