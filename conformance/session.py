@@ -53,6 +53,8 @@ class Run:
     """Stacks answer through their clients' in-process seams instead of the loopback server."""
     rows: list[str] = field(default_factory=list)
     """The rows made, as JSON text until the report is written: strings are not walked by the garbage collector."""
+    keys: list[tuple[str, str, str]] = field(default_factory=list)
+    """Each kept row's case, lane and mode, in the order of ``rows`` (the report groups the rows by case)."""
     ran: set[tuple[str, str]] = field(default_factory=set)
     """The (case, lane) pairs that ran: their fixture files are what the report verified."""
     shard: dict[str, Any] | None = None
@@ -150,13 +152,16 @@ class Run:
         for group in done:
             for index, text in group:
                 texts[index] = text
-        for index, text in enumerate(texts):
+        for text in texts:
+            row = json.loads(text)
             self.rows.append(text)
-            self.ran.add((items[index].case.id, json.loads(text)["provider"]))
+            self.keys.append((row["case"], row["provider"], row["mode"]))
+            self.ran.add((row["case"], row["provider"]))
 
     def keep(self, row: Row) -> None:
         """Keep a row for the report."""
         self.rows.append(json.dumps(row, separators=(",", ":")))
+        self.keys.append((row["case"], row["provider"], row["mode"]))
         self.ran.add((row["case"], row["provider"]))
 
     def fixture_provenance(self, cases: Iterable[Case]) -> dict[str, str]:
@@ -172,26 +177,19 @@ class Run:
                rows: Collection[str] | None = None, provenance: Mapping[str, str] | None = None) -> dict[str, Any]:
         """The report of the rows kept (or of ``rows``, JSON texts another process made): its lanes are those of
         the rows. ``provenance``: each fixture file's (``fixture_provenance``), for the age of the recordings."""
-        from conformance.report.build import build_report  # noqa: PLC0415 - the report layer loads at the end
+        from conformance.report.build import build_report_in_groups  # noqa: PLC0415 - the report layer loads last
 
-        texts = self.rows if rows is None else rows
+        texts = list(self.rows if rows is None else rows)
+        keys = self.keys if rows is None and len(self.keys) == len(texts) else keys_of(texts)
         # The report's objects hold no cycles: no collector passes over the thousands of rows while it is built.
         collecting = gc.isenabled()
         gc.disable()
         try:
-            # A thousand rows parsed at a time, as one array each: one array of all the rows would first need the
-            # whole report's text joined (about 50 MB at 20,000 rows, docs/performance.md), and rows parsed one by
-            # one take longer.
-            listed = list(texts)
-            parsed: list[Row] = []
-            for start in range(0, len(listed), PARSE_BATCH):
-                parsed += json.loads("[" + ",".join(listed[start:start + PARSE_BATCH]) + "]")
-            lanes = sorted({row["provider"] for row in parsed})
             from conformance.report.cost import load_hook, load_prices  # noqa: PLC0415
 
-            report = build_report(parsed, lanes, self.stacks, dict(files), self.shard, dict(selection or {}) or None,
-                                  load_prices(self.prices), load_hook(self.cost_function) if self.cost_function
-                                  else None)
+            report = build_report_in_groups(texts, keys, self.stacks, dict(files), self.shard,
+                                            dict(selection or {}) or None, load_prices(self.prices),
+                                            load_hook(self.cost_function) if self.cost_function else None)
         finally:
             if collecting:
                 gc.enable()
@@ -269,6 +267,16 @@ _FORKED: dict[str, Any] = {}
 
 def _run_forked_lane(indices: Sequence[int]) -> list[tuple[int, str]]:
     return _run_lane_rows(_FORKED["run"], _FORKED["items"], indices)
+
+
+def keys_of(texts: Sequence[str]) -> list[tuple[str, str, str]]:
+    """Each row text's case, lane and mode (rows another process made come without them), parsed a thousand at a
+    time as one array each: rows parsed one by one take longer."""
+    keys: list[tuple[str, str, str]] = []
+    for start in range(0, len(texts), PARSE_BATCH):
+        keys += [(row["case"], row["provider"], row["mode"])
+                 for row in json.loads("[" + ",".join(texts[start:start + PARSE_BATCH]) + "]")]
+    return keys
 
 
 def stopped_early_message(rows: int, directory: Path | str, hint: str = PARTIAL_HINT) -> str:

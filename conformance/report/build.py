@@ -11,13 +11,15 @@ from typing import Any, Protocol, cast
 
 from conformance import __version__
 from conformance.engine.fixtures import fixture_digest
-from conformance.engine.rows import Lane, Row, status_of
+from conformance.engine.rows import Lane, Row, row_key, status_of
 from conformance.errors import InputError, Problem
 from conformance.kit.types import USAGE_FIELDS
 from conformance.report import files as reportfiles
+from conformance.report.brief import Brief, briefs_of
 from conformance.report.cost import CostHook, Prices, load_prices, price_rows
 from conformance.report.findings import find_all
 from conformance.report.html import render_html, render_html_chunks
+from conformance.report.kept import KeptRows, row_text
 from conformance.report.markdown import escape_cell
 
 SCHEMA_VERSION = 1
@@ -54,17 +56,74 @@ def build_report(rows: list[Row], providers: list[str], stacks: Sequence[Stack] 
     the price file each turn's ``cost`` is computed with (the bundled one when None); ``cost_hook``: the team's
     own cost function, whose figures are checked against it (``conformance.report.cost``, docs/cost.md)."""
     accepted = {stack.row_id: stack.accepted for stack in stacks}
-    findings = [finding.to_dict() for finding in find_all(rows, accepted)]
     prices = prices or load_prices()
-    for finding in price_rows(cast(list[dict[str, Any]], rows), prices, cost_hook):
+    found, costs = judged(rows, accepted, prices, cost_hook)
+    report = assemble(rows, providers, found + costs, differs_from_majority(rows),
+                      measured_with(stacks, prices, selection), fixtures)
+    return _with_shard(report, shard, fixtures)
+
+
+def build_report_in_groups(texts: Sequence[str], keys: Sequence[tuple[str, str, str]], stacks: Sequence[Stack] = (),
+                           fixtures: dict[str, str] | None = None, shard: dict[str, Any] | None = None,
+                           selection: dict[str, Any] | None = None, prices: Prices | None = None,
+                           cost_hook: CostHook | None = None) -> dict[str, Any]:
+    """``build_report`` of rows kept as JSON ``texts`` (``keys``: each one's case, provider and mode), the same
+    report byte for byte in every rendering, with never more than one case's rows parsed at once: every finding,
+    price and mark is made within a case (a stack row against the raw row of its case), so the rows are parsed a
+    case at a time, judged, written out as report.json lines and kept as briefs (``conformance.report.kept``). A
+    20,000-row report then holds about a tenth of the memory its parsed rows would (docs/performance.md)."""
+    order = sorted(range(len(texts)), key=keys.__getitem__)  # stable: the order kept within one key
+    refuse_repeated([keys[index] for index in order])
+    accepted = {stack.row_id: stack.accepted for stack in stacks}
+    prices = prices or load_prices()
+    kept = KeptRows()
+    found: list[dict[str, Any]] = []
+    costs: list[dict[str, Any]] = []
+    differs: list[list[str]] = []
+    start = 0
+    while start < len(order):
+        end = start + 1
+        while end < len(order) and keys[order[end]][0] == keys[order[start]][0]:
+            end += 1
+        # The case's rows in the order they were kept, as ``build_report`` judges them: a finding's place among
+        # equal keys is the same.
+        rows: list[Row] = json.loads("[" + ",".join(texts[index] for index in sorted(order[start:end])) + "]")
+        case_found, case_costs = judged(rows, accepted, prices, cost_hook)
+        found += case_found
+        costs += case_costs
+        differs += differs_from_majority(rows)
+        for row in sorted(rows, key=row_key):
+            kept.add(cast(dict[str, Any], row))
+        start = end
+    report = document(kept, [brief.status for brief in kept.briefs], len({key[0] for key in keys}),
+                      sorted({key[1] for key in keys}), found + costs, differs,
+                      measured_with(stacks, prices, selection), fixtures)
+    return _with_shard(report, shard, fixtures)
+
+
+def judged(rows: list[Row], accepted: Mapping[str, Mapping[str, str]], prices: Prices,
+           cost_hook: CostHook | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """What the rows' stacks hide (``find_all``) and their cost findings, each turn priced in place
+    (``price_rows``); a cost finding the stack's team accepts says so."""
+    found = [finding.to_dict() for finding in find_all(rows, accepted)]
+    costs = price_rows(cast(list[dict[str, Any]], rows), prices, cost_hook)
+    for finding in costs:
         declared = accepted.get(finding["stack"], {})
         finding["accepted"] = declared.get(f"{finding['field']}@{finding['case']}") or declared.get(finding["field"])
-        findings.append(finding)
-    measured_with = measured(stacks)
-    measured_with["prices"] = prices.summary()
+    return found, costs
+
+
+def measured_with(stacks: Sequence[Stack], prices: Prices, selection: dict[str, Any] | None) -> dict[str, Any]:
+    """The report's ``measured``: the versions (``measured``), the price file, and the selection when one was made."""
+    with_prices = measured(stacks)
+    with_prices["prices"] = prices.summary()
     if selection:
-        measured_with["selection"] = dict(sorted(selection.items()))
-    report = assemble(rows, providers, findings, differs_from_majority(rows), measured_with, fixtures)
+        with_prices["selection"] = dict(sorted(selection.items()))
+    return with_prices
+
+
+def _with_shard(report: dict[str, Any], shard: dict[str, Any] | None,
+                fixtures: dict[str, str] | None) -> dict[str, Any]:
     if shard is not None:
         report["shard"] = {**shard, "fixture_files": dict(sorted((fixtures or {}).items()))}
     return report
@@ -74,23 +133,36 @@ def assemble(rows: list[Row], providers: Sequence[str], findings: list[dict[str,
              differs: list[list[str]], measured_with: dict[str, Any],
              fixtures: dict[str, str] | None) -> dict[str, Any]:
     """The report from its parts (``build_report``, ``merge_reports``): rows sorted by key, a repeated key refused."""
-    rows = sorted(rows, key=lambda row: (row["case"], row["provider"], row["mode"]))
-    repeated = sorted({(a["case"], a["provider"], a["mode"]) for a, b in zip(rows, rows[1:], strict=False)
-                       if (a["case"], a["provider"], a["mode"]) == (b["case"], b["provider"], b["mode"])})
+    rows = sorted(rows, key=row_key)
+    refuse_repeated([row_key(row) for row in rows])
+    return document(rows, [status_of(row) for row in rows], len({row["case"] for row in rows}), providers, findings,
+                    differs, measured_with, fixtures)
+
+
+def refuse_repeated(keys: Sequence[tuple[str, str, str]]) -> None:
+    """Two rows under one case × provider × mode key (``keys`` sorted) are refused: the upgrade gate matches rows by
+    key and could keep the passing one."""
+    repeated = sorted({a for a, b in zip(keys, keys[1:], strict=False) if a == b})
     if repeated:
         raise InputError([Problem(" × ".join(key), None, "two results for one case × provider × mode",
                                   "give every case a unique id across the case folders") for key in repeated])
-    passed = sum(1 for row in rows if row["passed"])
-    waived = sum(1 for row in rows if status_of(row) == "waived")
-    summary: dict[str, int] = {"rows": len(rows), "passed": passed, "failed": len(rows) - passed - waived,
-                               "cases": len({row["case"] for row in rows})}
+
+
+def document(results: Sequence[Row] | KeptRows, statuses: Sequence[str], cases: int, providers: Sequence[str],
+             findings: list[dict[str, Any]], differs: list[list[str]], measured_with: dict[str, Any],
+             fixtures: dict[str, str] | None) -> dict[str, Any]:
+    """The report's document: ``results`` sorted by key, each one's status (``status_of``), the number of cases."""
+    passed = sum(1 for status in statuses if status == "passed")
+    waived = sum(1 for status in statuses if status == "waived")
+    summary: dict[str, int] = {"rows": len(results), "passed": passed, "failed": len(results) - passed - waived,
+                               "cases": cases}
     if waived:  # present only when a waiver applied, so a report without any keeps its shape
         summary["waived"] = waived
     return {
         "schema_version": SCHEMA_VERSION,
         "providers": sorted(set(providers)),
         "summary": summary,
-        "results": rows,
+        "results": results,
         "findings": sorted(findings, key=finding_key),
         "measured": {**measured_with, **({"fixtures": fixture_digest(fixtures)} if fixtures is not None else {})},
         "differs": sorted(differs),
@@ -151,24 +223,24 @@ def render_json_chunks(report: dict[str, Any]) -> Iterator[str]:
     else:
         yield '\n  "results": ['
         separator = "\n"
-        for row in report["results"]:
-            text = json.dumps(row, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        results = report["results"]
+        for text in results.texts() if isinstance(results, KeptRows) else map(row_text, results):
             yield f"{separator}    {text}"
             separator = ",\n"
         yield "\n  ]"
     yield "\n}\n"
 
 
-def _cell(row: Row, differs: set[tuple[str, str, str]]) -> str:
-    chain = " → ".join(escape_cell(turn["kind"]) for turn in row["turns"]) or "—"
-    mark = {"passed": "✅", "waived": "⏸"}.get(status_of(row), "❌")
-    note = (" ≠" if (row["case"], row["mode"], row["provider"]) in differs else "") + (" ⚑" if row["override"] else "")
-    return f"{mark} {chain} ⇒ **{escape_cell(row['outcome'])}**{note}"
+def _cell(row: Brief, differs: set[tuple[str, str, str]]) -> str:
+    chain = " → ".join(escape_cell(turn.kind) for turn in row.turns) or "—"
+    mark = {"passed": "✅", "waived": "⏸"}.get(row.status, "❌")
+    note = (" ≠" if (row.case, row.mode, row.provider) in differs else "") + (" ⚑" if row.override is not None else "")
+    return f"{mark} {chain} ⇒ **{escape_cell(row.outcome)}**{note}"
 
 
 def render_markdown(report: dict[str, Any]) -> str:
     """The Markdown rendering (for a terminal, a job summary or a pull-request comment)."""
-    rows = report["results"]
+    rows = briefs_of(report["results"])
     providers = report["providers"]
     summary = report["summary"]
     lines = [
@@ -180,24 +252,22 @@ def render_markdown(report: dict[str, Any]) -> str:
         "",
     ]
     lines += _measured_line(report.get("measured"))
-    failed = [row for row in rows if status_of(row) == "failed"]
+    failed = [row for row in rows if row.status == "failed"]
     if failed:
         lines += ["## Failures", ""]
         for row in failed:
-            lines.append(f"- **{escape_cell(row['case'])}** \\[{escape_cell(row['provider'])}, "
-                         f"{escape_cell(row['mode'])}\\]: "
-                         + "; ".join(escape_cell(failure) for failure in row["failures"]))
+            lines.append(f"- **{escape_cell(row.case)}** \\[{escape_cell(row.provider)}, {escape_cell(row.mode)}\\]: "
+                         + "; ".join(escape_cell(failure) for failure in row.failures))
         lines.append("")
-    waived = [row for row in rows if row.get("waived")]
+    waived = [(row, row.waived) for row in rows if row.waived is not None]
     if waived:
         lines += ["## Waived (⏸: does not apply to this code, by its own declaration)", ""]
-        for row in waived:
-            record = row.get("waived") or {}
-            lines.append(f"- **{escape_cell(row['case'])}** \\[{escape_cell(row['provider'])}, "
-                         f"{escape_cell(row['mode'])}\\]: {escape_cell('; '.join(record.get('why', [])))} — waives "
-                         + "; ".join(escape_cell(failure) for failure in record.get("failures", [])))
+        for row, (why, waives) in waived:
+            lines.append(f"- **{escape_cell(row.case)}** \\[{escape_cell(row.provider)}, "
+                         f"{escape_cell(row.mode)}\\]: {escape_cell('; '.join(why))} — waives "
+                         + "; ".join(escape_cell(failure) for failure in waives))
         lines.append("")
-    modes = sorted({row["mode"] for row in rows})
+    modes = sorted({row.mode for row in rows})
     differs = {(case, mode, provider) for case, mode, provider in report.get("differs", [])}
     for mode in modes:
         lines += [f"## Matrix ({escape_cell(mode)} mode): turn kinds ⇒ outcome", "",
@@ -205,16 +275,16 @@ def render_markdown(report: dict[str, Any]) -> str:
                   "override.", ""]
         lines.append("| case | expected | " + " | ".join(escape_cell(provider) for provider in providers) + " |")
         lines.append("|---|---|" + "---|" * len(providers))
-        by_key = {(row["case"], row["provider"]): row for row in rows if row["mode"] == mode}
-        first_row: dict[str, dict[str, Any]] = {}
+        by_key = {(row.case, row.provider): row for row in rows if row.mode == mode}
+        first_row: dict[str, Brief] = {}
         for row in rows:
-            if row["mode"] == mode:
-                first_row.setdefault(row["case"], row)
+            if row.mode == mode:
+                first_row.setdefault(row.case, row)
         for case in sorted(first_row):
             any_row = first_row[case]
             cells = [_cell(by_key[(case, provider)], differs) if (case, provider) in by_key else "—"
                      for provider in providers]
-            lines.append(f"| {escape_cell(case)} | {escape_cell(any_row['expected']['outcome'])} | "
+            lines.append(f"| {escape_cell(case)} | {escape_cell(any_row.expected)} | "
                          + " | ".join(cells) + " |")
         lines.append("")
     lines += _raw_value_table(rows, providers)
@@ -224,12 +294,12 @@ def render_markdown(report: dict[str, Any]) -> str:
     lines += _findings_section([finding for finding in report.get("findings", []) if not is_cost(finding)])
     lines += _forward_section(report.get("forward"))
     lines += _retries_section(report.get("retries"))
-    overrides = {(row["case"], row["provider"]): row for row in rows if row["override"]}
+    overrides = {(row.case, row.provider): (row, row.override) for row in rows if row.override is not None}
     if overrides:
         lines += ["## Provider differences (⚑ overrides)", ""]
-        for _, row in sorted(overrides.items()):
-            lines.append(f"- **{escape_cell(row['case'])}** \\[{escape_cell(row['provider'])}\\]: expects "
-                         f"{escape_cell(row['expected']['outcome'])} — {escape_cell(row['override']['why'])}")
+        for _, (row, reason) in sorted(overrides.items(), key=lambda item: item[0]):
+            lines.append(f"- **{escape_cell(row.case)}** \\[{escape_cell(row.provider)}\\]: expects "
+                         f"{escape_cell(row.expected)} — {escape_cell(reason)}")
         lines.append("")
     return "\n".join(lines)
 
@@ -237,14 +307,14 @@ def render_markdown(report: dict[str, Any]) -> str:
 def render_summary(report: dict[str, Any], limit: int = 15) -> str:
     """What ``conformance run`` prints: the totals, the failures, the cells that differ from most vendors and each
     stack's findings, each list cut at ``limit`` (report.md has everything)."""
-    summary, rows = report["summary"], report["results"]
+    summary, rows = report["summary"], briefs_of(report["results"])
     lines = [f"{summary['passed']} of {summary['rows']} case × provider × mode results passed "
              f"({summary['cases']} cases, {len(report['providers'])} providers)"
              + (f"; {summary['waived']} waived." if summary.get("waived") else ".")]
-    failed = [row for row in rows if status_of(row) == "failed"]
+    failed = [row for row in rows if row.status == "failed"]
     if failed:
         lines.append(f"Failed ({len(failed)}):")
-        lines += [f"  {row['case']} [{row['provider']}, {row['mode']}]: {(row['failures'] or ['error'])[0]}"
+        lines += [f"  {row.case} [{row.provider}, {row.mode}]: {(row.failures or ('error',))[0]}"
                   for row in failed[:limit]]
         lines += [f"  … and {len(failed) - limit} more (report.md)"] if len(failed) > limit else []
     differs = report.get("differs", [])
@@ -333,25 +403,24 @@ def dollars(value: float | None) -> str:
     return f"${value:.4f}" if value >= 0.01 else f"${value:.3g}"
 
 
-def _cost_section(rows: list[Row], providers: list[str], report: dict[str, Any]) -> list[str]:
+def _cost_section(rows: list[Brief], providers: list[str], report: dict[str, Any]) -> list[str]:
     """What each row cost by the price file (body mode, a row's turns summed), and every reported figure that is
     not the table's, named by the mistake it matches (docs/cost.md)."""
     prices = (report.get("measured") or {}).get("prices")
-    priced = [row for row in rows if row["mode"] == "body" and row.get("cost") is not None]
+    priced = [row for row in rows if row.mode == "body" and row.cost is not None]
     if not prices or not priced:
         return []
     lines = ["## Cost (USD per row, body mode, by the price file)", "",
              escape_cell(f"Prices: {prices['file']}, as of {prices['as_of']} ({prices['age_days']} days old"
                          + (f"; ⚠ older than {prices['max_age_days']} days: update it" if prices.get("stale") else "")
                          + ")."), ""]
-    by_key = {(row["case"], row["provider"]): row for row in priced}
+    by_key = {(row.case, row.provider): row for row in priced}
     shown = [provider for provider in providers if any(key[1] == provider for key in by_key)]
     lines.append("| case | " + " | ".join(escape_cell(provider) for provider in shown) + " |")
     lines.append("|---|" + "---|" * len(shown))
-    for case in sorted({row["case"] for row in priced}):
+    for case in sorted({row.case for row in priced}):
         lines.append(f"| {escape_cell(case)} | " + " | ".join(
-            dollars(cast(dict[str, Any], by_key[(case, provider)]).get("cost")) if (case, provider) in by_key
-            else "—"
+            dollars(by_key[(case, provider)].cost) if (case, provider) in by_key else "—"
             for provider in shown) + " |")
     lines.append("")
     costs = [finding for finding in report.get("findings", []) if is_cost(finding)]
@@ -371,38 +440,38 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _raw_value_table(rows: list[Row], providers: list[str]) -> list[str]:
+def _raw_value_table(rows: list[Brief], providers: list[str]) -> list[str]:
     """How each vendor said it: the raw wire value behind every turn, side by side."""
     lines = ["## How each vendor said it (raw value per turn)", ""]
     lines.append("| case | " + " | ".join(escape_cell(provider) for provider in providers) + " |")
     lines.append("|---|" + "---|" * len(providers))
-    by_key: dict[tuple[str, str], Row] = {}
-    for row in sorted(rows, key=lambda row: row["mode"] != "body"):  # body rows first; stream-only cells too
-        by_key.setdefault((row["case"], row["provider"]), row)
-    for case in sorted({row["case"] for row in rows}):
+    by_key: dict[tuple[str, str], Brief] = {}
+    for row in sorted(rows, key=lambda row: row.mode != "body"):  # body rows first; stream-only cells too
+        by_key.setdefault((row.case, row.provider), row)
+    for case in sorted({row.case for row in rows}):
         cells = []
         for provider in providers:
             found = by_key.get((case, provider))
-            cells.append(" → ".join(escape_cell(turn["raw"]) for turn in found["turns"]) if found else "—")
+            cells.append(" → ".join(escape_cell(turn.raw) for turn in found.turns) if found else "—")
         lines.append(f"| {escape_cell(case)} | " + " | ".join(cells) + " |")
     lines.append("")
     return lines
 
 
-def _usage_table(rows: list[Row], providers: list[str]) -> list[str]:
+def _usage_table(rows: list[Brief], providers: list[str]) -> list[str]:
     """Normalized token totals per provider (body mode), over the cases every provider in the table ran to the same
     outcome: like is compared with like, and what was left out is said, with the per-case totals below."""
     short = {"input_tokens": "input", "cached_input_tokens": "cached", "cache_write_tokens": "cache write",
              "output_tokens": "output", "reasoning_tokens": "reasoning", "total_tokens": "total"}
-    body = {(row["case"], row["provider"]): row for row in rows if row["mode"] == "body"}
+    body = {(row.case, row.provider): row for row in rows if row.mode == "body"}
     cases = sorted({case for case, _ in body})
     # The vendors decide which cases compare (the raw columns; every column when none is raw), so the vendors'
     # totals do not depend on which stacks ran beside them.
-    raw = {row["provider"] for row in rows if Lane.parse(row["provider"]).raw}
+    raw = {row.provider for row in rows if Lane.parse(row.provider).raw}
     voters = [provider for provider in providers if provider in raw] or providers
     comparable, left_out = [], []
     for case in cases:
-        outcomes = {provider: body[case, provider]["outcome"] for provider in voters if (case, provider) in body}
+        outcomes = {provider: body[case, provider].outcome for provider in voters if (case, provider) in body}
         if len(outcomes) < len(voters):
             left_out.append(f"{case} (not run for {', '.join(p for p in voters if p not in outcomes)})")
         elif len(set(outcomes.values())) > 1:
@@ -414,10 +483,10 @@ def _usage_table(rows: list[Row], providers: list[str]) -> list[str]:
              "| provider | " + " | ".join(short[name] for name in USAGE_FIELDS) + " |",
              "|---|" + "---:|" * len(USAGE_FIELDS)]
     for provider in providers:
-        usages = [body[case, provider].get("usage") or {} for case in comparable if (case, provider) in body]
+        usages = [body[case, provider] for case in comparable if (case, provider) in body]
         cells = []
         for name in USAGE_FIELDS:
-            known = [value for usage in usages if (value := usage.get(name)) is not None]
+            known = [value for usage in usages if (value := usage.count(name)) is not None]
             cells.append(str(sum(known)) if known else "null")
         lines.append(f"| {escape_cell(provider)} | " + " | ".join(cells) + " |")
     lines += ["", "`null`: the vendor does not report that count (never read as 0)."]
@@ -428,7 +497,7 @@ def _usage_table(rows: list[Row], providers: list[str]) -> list[str]:
               "| case | " + " | ".join(escape_cell(provider) for provider in providers) + " |",
               "|---|" + "---:|" * len(providers)]
     for case in comparable:
-        totals = [(body[case, provider].get("usage") or {}).get("total_tokens") if (case, provider) in body else None
+        totals = [body[case, provider].count("total_tokens") if (case, provider) in body else None
                   for provider in providers]
         lines.append(f"| {escape_cell(case)} | " + " | ".join("null" if total is None else str(total)
                                                               for total in totals) + " |")
@@ -436,24 +505,23 @@ def _usage_table(rows: list[Row], providers: list[str]) -> list[str]:
     return lines
 
 
-def _request_table(rows: list[Row], providers: list[str]) -> list[str]:
+def _request_table(rows: list[Brief], providers: list[str]) -> list[str]:
     """What each adapter sent (body mode, all cases): how big the static prefix is, whether it stayed byte-stable
     across turns (the vendor's prompt cache depends on it), and how many request expectations failed."""
     lines = ["## Requests per provider (body mode, all cases)", "",
              "| provider | requests | prefix bytes | prefix stable | expectations failed | not checked |",
              "|---|---:|---:|---|---:|---:|"]
     for provider in providers:
-        body = [row for row in rows if row["provider"] == provider and row["mode"] == "body"]
-        records: list[dict[str, Any]] = [turn["request"] for row in body for turn in row["turns"] if "request" in turn]
-        sizes = sorted({record["prefix_bytes"] for record in records})
+        body = [row for row in rows if row.provider == provider and row.mode == "body"]
+        records = [turn.request for row in body for turn in row.turns if turn.request is not None]
+        sizes = sorted({record.prefix_bytes for record in records})
         size = "—" if not sizes else str(sizes[0]) if len(sizes) == 1 else f"{sizes[0]}–{sizes[-1]}"
-        moved = sum(1 for row in body if any("static prefix changed" in problem
-                                             for problem in _correlation_problems(row)))
-        failed = [row for row in body if any(failure.startswith("request: ") for failure in row["failures"])]
-        unchecked = sum(1 for record in records if not record["checked"])
+        moved = sum(1 for row in body if row.prefix_moved)
+        failed = [row for row in body if any(failure.startswith("request: ") for failure in row.failures)]
+        unchecked = sum(1 for record in records if not record.checked)
         lines.append(f"| {escape_cell(provider)} | {len(records)} | {size} | "
                      f"{'yes' if not moved else f'no ({moved} rows)'} | "
-                     f"{sum(len(record['problems']) for record in records)} in {len(failed)} rows | {unchecked} |")
+                     f"{sum(record.problems for record in records)} in {len(failed)} rows | {unchecked} |")
     lines += ["", "Prefix bytes: the static prefix (instructions, tools, tool choice, output schema) of the requests "
               "as canonical JSON, smallest–largest over the cases.", ""]
     return lines
@@ -470,12 +538,6 @@ def write_reports(report: dict[str, Any], directory: Path) -> list[Path]:
     report.html piece by piece as they are rendered: a rendering error leaves the previous set as it was."""
     return reportfiles.write_reports({"report.json": render_json_chunks(report), "report.md": render_markdown(report),
                                       "report.html": render_html_chunks(report)}, directory)
-
-
-def _correlation_problems(row: Row) -> list[str]:
-    """The row's correlation problems; none when it has no correlation (an error row, a row written without)."""
-    correlation = row.get("correlation")
-    return correlation["problems"] if correlation else []
 
 
 def retry_cell(cell: dict[str, Any], marks: tuple[str, str] = ("✅", "❌")) -> str:

@@ -7,7 +7,7 @@ the page builds the DOM with ``textContent`` only, so text that came from a fixt
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from functools import cache
 from importlib.resources import files
 from typing import Any
@@ -30,8 +30,12 @@ def _slim(row: dict[str, Any]) -> dict[str, Any]:
     return slim
 
 
-class _Slimmed(list):  # type: ignore[type-arg]
-    """The report's rows, each made slim (``_slim``) only when the page's data is written."""
+class _Slimmed:
+    """The report's rows, each made slim (``_slim``) only when the page's data is written: a report built in groups
+    (``conformance.report.kept.KeptRows``) gives them one at a time, none held."""
+
+    def __init__(self, rows: Iterable[dict[str, Any]]) -> None:
+        self.rows = rows
 
 
 def _page_data(report: dict[str, Any], lazy: bool = False) -> dict[str, Any]:
@@ -77,10 +81,10 @@ def _embedded_chunks(data: dict[str, Any]) -> Iterator[str]:
         value = data[key]
         yield f"{separator}{_dumped(key)}: "
         separator = ", "
-        if key == "results" and isinstance(value, list):
+        if key == "results" and isinstance(value, list | _Slimmed):
             yield "["
             slim = isinstance(value, _Slimmed)
-            for index, row in enumerate(value):
+            for index, row in enumerate(value.rows if isinstance(value, _Slimmed) else value):
                 yield (", " if index else "") + _dumped(_slim(row) if slim else row)
             yield "]"
         else:

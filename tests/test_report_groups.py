@@ -1,0 +1,182 @@
+"""The report built a case at a time (``build_report_in_groups``) is ``build_report``'s report in every rendering,
+with one case's rows parsed at a time and the rows themselves kept on disk (docs/performance.md, "The report in
+groups")."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.errors import InputError
+from conformance.report import build
+from conformance.report.brief import brief_of
+from conformance.report.build import (
+    build_report,
+    build_report_in_groups,
+    render_json,
+    render_markdown,
+    render_summary,
+)
+from conformance.report.html import render_html
+from conformance.report.kept import KeptRows, row_text
+from conformance.session import Run, keys_of
+
+CASES = Path(__file__).resolve().parents[1] / "cases"
+STACKS = ["openai-chat@openai-sdk", "gemini@litellm"]
+
+
+@pytest.fixture(scope="module")
+def kept() -> tuple[Run, list[str], dict[str, str]]:
+    """The bundled cases through every adapter and two stacks (an SDK's and a gateway's, which hide things and
+    report figures of their own), the rows as the run keeps them, with a waived row added (no bundled case has
+    one) and the rows in a shuffled order, cases interleaved."""
+    run = Run.configure(stacks=STACKS, in_process=True)
+    cases = run.load([CASES])
+    for case in cases:
+        for item in run.plan(case):
+            if item.stack is None or run.skip_reason(item.stack) is None:
+                run.execute(item)
+    texts = list(run.rows)
+    failed = next(index for index, text in enumerate(texts) if not json.loads(text)["passed"])
+    row = json.loads(texts[failed])
+    row.update(waived={"why": ["the application offers no such tool"], "failures": row["failures"]}, failures=[])
+    texts[failed] = json.dumps(row)
+    random.Random(7).shuffle(texts)
+    return run, texts, run.fixture_files(cases)
+
+
+def _both(run: Run, texts: list[str], files: dict[str, str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    parsed = [json.loads(text) for text in texts]
+    lanes = sorted({row["provider"] for row in parsed})
+    whole = build_report(parsed, lanes, run.stacks, dict(files), None, {"case": ["normal"]})
+    grouped = build_report_in_groups(texts, keys_of(texts), run.stacks, dict(files), None, {"case": ["normal"]})
+    return whole, grouped
+
+
+def test_every_rendering_of_the_report_built_in_groups_is_the_whole_reports(
+        kept: tuple[Run, list[str], dict[str, str]]) -> None:
+    run, texts, files = kept
+    whole, grouped = _both(run, texts, files)
+    # What makes the comparison worth something: findings of both kinds, marked cells, overrides, a waiver.
+    assert any(finding["field"].startswith("cost") for finding in whole["findings"])
+    assert any(not finding["field"].startswith("cost") for finding in whole["findings"])
+    assert whole["differs"] and whole["summary"]["waived"] == 1
+    assert any(row["override"] for row in whole["results"])
+    assert isinstance(grouped["results"], KeptRows)
+    assert render_json(grouped) == render_json(whole)
+    assert render_markdown(grouped) == render_markdown(whole)
+    assert render_html(grouped) == render_html(whole)
+    assert render_summary(grouped) == render_summary(whole)
+    assert {key: value for key, value in grouped.items() if key != "results"} == {
+        key: value for key, value in whole.items() if key != "results"}
+
+
+def test_the_report_in_groups_parses_one_case_at_a_time(kept: tuple[Run, list[str], dict[str, str]],
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    run, texts, files = kept
+    keys = keys_of(texts)
+    per_case = max(sum(1 for key in keys if key[0] == case) for case in {key[0] for key in keys})
+    parsed: list[int] = []
+    loads = json.loads
+
+    def counted(text: str, **options: Any) -> Any:
+        value = loads(text, **options)
+        if text.startswith("[{"):  # an array of rows (other texts parsed on the way: call arguments, usage)
+            parsed.append(len(value))
+        return value
+
+    monkeypatch.setattr(build.json, "loads", counted)
+    build_report_in_groups(texts, keys, run.stacks, dict(files))
+    assert parsed and max(parsed) <= per_case < len(texts) // 10
+    assert sum(parsed) == len(texts)  # each row parsed once to build it
+
+
+def test_the_rows_kept_on_disk_read_as_a_sequence_of_their_rows() -> None:
+    rows = [{"case": f"c{index}", "provider": "openai-chat", "mode": "body", "text": "naïve </script> \u2028",
+             "passed": index % 2 == 0, "failures": [], "outcome": "text", "override": None, "usage": None,
+             "expected": {"outcome": "text"}, "correlation": None, "turns": [{"kind": "text", "raw": "stop"}]}
+            for index in range(5)]
+    kept = KeptRows()
+    for row in rows:
+        kept.add(row)
+    assert len(kept) == 5 and list(kept) == rows and kept == rows and kept[-1] == rows[4] and kept[1:3] == rows[1:3]
+    assert kept[2] is not kept[2]  # parsed when asked for: a caller's change does not reach the report
+    with pytest.raises(IndexError):
+        kept[5]
+    texts = kept.texts()
+    assert next(texts) == row_text(rows[0])
+    assert kept[4] == rows[4]  # a read in between does not move the walk
+    assert list(texts) == [row_text(row) for row in rows[1:]]
+    assert kept.briefs == [brief_of(row) for row in rows]
+
+
+def test_a_key_repeated_across_groups_is_refused(kept: tuple[Run, list[str], dict[str, str]]) -> None:
+    run, texts, files = kept
+    with pytest.raises(InputError, match="two results for one case"):
+        build_report_in_groups([*texts, texts[3]], keys_of([*texts, texts[3]]), run.stacks, dict(files))
+
+
+def test_the_run_reports_through_the_groups_with_the_keys_it_kept(
+        kept: tuple[Run, list[str], dict[str, str]], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The run keeps each row's key as it keeps the row, so its report parses no row to find the keys; rows another
+    process made (an xdist worker's) have theirs read from the texts."""
+    run, _, files = kept
+    seen: list[list[tuple[str, str, str]]] = []
+    original = build.build_report_in_groups
+
+    def spy(texts: Any, keys: Any, *rest: Any) -> dict[str, Any]:
+        seen.append(list(keys))
+        return original(texts, keys, *rest)
+
+    monkeypatch.setattr(build, "build_report_in_groups", spy)
+    monkeypatch.setattr("conformance.session.keys_of", lambda texts: pytest.fail("keys read again"))
+    own = run.report(files)
+    assert seen[-1] is not None and seen[-1] == [(json.loads(text)["case"], json.loads(text)["provider"],
+                                                  json.loads(text)["mode"]) for text in run.rows]
+    monkeypatch.undo()
+    other = Run.configure(stacks=STACKS, in_process=True)
+    assert render_json(other.report(files, rows=run.rows)) == render_json(own)
+
+
+def _md_row(**changes: Any) -> dict[str, Any]:
+    """One body row of an OpenAI Chat lane with every field report.md reads set to a value of its own."""
+    row: dict[str, Any] = {
+        "case": "refunds", "provider": "openai-chat", "mode": "body", "stack": "raw", "outcome": "loop",
+        "passed": True, "failures": [], "override": None, "error": None, "expected": {"outcome": "loop"},
+        "usage": {"input_tokens": 90, "cached_input_tokens": 40, "cache_write_tokens": None, "output_tokens": 12,
+                  "reasoning_tokens": None, "total_tokens": 102}, "cost": 0.0125, "correlation": {"problems": []},
+        "turns": [{"turn": 1, "kind": "calls", "raw": "length", "calls": [],
+                   "request": {"prefix_bytes": 731, "checked": True, "problems": []}},
+                  {"turn": 2, "kind": "text", "raw": "stop", "calls": []}]}
+    row.update(changes)
+    return row
+
+
+def test_report_md_shows_every_field_a_brief_keeps() -> None:
+    """report.md reads rows through their briefs only: each field a brief keeps, changed on the row, changes what
+    report.md says, where it says it."""
+    def md(**changes: Any) -> str:
+        return render_markdown(build_report([_md_row(**changes)], ["openai-chat"]))
+
+    plain = md()
+    assert "| openai-chat | 1 | 731 | yes | 0 in 0 rows | 0 |" in plain
+    assert "| refunds | length → stop |" in plain
+    assert "| refunds | loop | ✅ calls → text ⇒ **loop** |" in plain
+    assert "| openai-chat | 90 | 40 | null | 12 | null | 102 |" in plain
+    request = {"prefix_bytes": 731, "checked": False, "problems": ["request: tools.0 has no description"]}
+    turns = [{**_md_row()["turns"][0], "request": request}, _md_row()["turns"][1]]
+    moved = md(turns=turns, correlation={"problems": ["static prefix changed between turns 1 and 2"]},
+               passed=False, failures=["request: tools.0 has no description"])
+    assert "| openai-chat | 1 | 731 | no (1 rows) | 1 in 1 rows | 1 |" in moved
+    assert "- **refunds** \\[openai-chat, body\\]: request: tools.0 has no description" in moved
+    assert "❌ calls → text" in moved
+    overridden = md(override={"why": "this vendor ends the loop on its own"}, expected={"outcome": "text"})
+    assert "| refunds | text | ✅ calls → text ⇒ **loop** ⚑ |" in overridden
+    assert "expects text — this vendor ends the loop on its own" in overridden
+    waived = md(passed=False, waived={"why": ["no refunds here"], "failures": ["outcome: loop, expected text"]})
+    assert "⏸ calls → text" in waived and "no refunds here — waives outcome: loop, expected text" in waived
+    assert "| openai-chat | 90 | 40 | null | 12 | null | 102 |" not in md(usage=None)
