@@ -17,6 +17,7 @@ the loopback server.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import json
 import logging
 import os
@@ -67,6 +68,17 @@ def _litellm() -> Any:
     return litellm
 
 
+def close_abandoned_streams() -> None:
+    """Finalize, here, the HTTP stream a LiteLLM stream that raised leaves behind. Its Bedrock route reads the
+    event stream through a generator over httpx's ``iter_bytes``; when that stream ends in an exception event, the
+    response is never closed and is left in a reference cycle with the exception's frames. The cyclic garbage
+    collector would finalize it whenever it next runs, which can be inside the next request, while that request
+    holds httpcore's connection-pool lock: closing the stream takes the same lock, which is not re-entrant, and the
+    process hangs (``httpcore/_sync/connection_pool.py``, ``PoolByteStream.close``). Collected here, between two
+    requests, no lock is held."""
+    gc.collect()
+
+
 def caller(provider: str) -> Any:
     """The stack's ``call`` for one vendor API behind LiteLLM."""
     prefix, suffix = ROUTES[provider]
@@ -87,6 +99,7 @@ def caller(provider: str) -> Any:
         if provider == "bedrock-converse":
             params.update(aws_access_key_id="replay", aws_secret_access_key="replay", aws_region_name="us-east-1")
         seen: dict[str, Any] = {}
+        failed: ModelResponse | None = None
         try:
             if endpoint.stream:
                 chunks = []
@@ -98,7 +111,11 @@ def caller(provider: str) -> Any:
             else:
                 response = litellm.completion(**params)
         except openai.APIError as error:
-            return _from_error(error, classify_error, seen)
+            failed = _from_error(error, classify_error, seen)
+        if failed is not None:
+            if endpoint.stream:
+                close_abandoned_streams()
+            return failed
         if response is None:  # a stream that gave no chunk: stream_chunk_builder has nothing to build
             return RetryableError(raw="stream without a chunk", reason="interrupted")
         return _from_response(provider, response, endpoint)
