@@ -17,7 +17,6 @@ the loopback server.
 from __future__ import annotations
 
 import dataclasses
-import gc
 import json
 import logging
 import os
@@ -68,15 +67,30 @@ def _litellm() -> Any:
     return litellm
 
 
-def close_abandoned_streams() -> None:
-    """Finalize, here, the HTTP stream a LiteLLM stream that raised leaves behind. Its Bedrock route reads the
-    event stream through a generator over httpx's ``iter_bytes``; when that stream ends in an exception event, the
-    response is never closed and is left in a reference cycle with the exception's frames. The cyclic garbage
-    collector would finalize it whenever it next runs, which can be inside the next request, while that request
-    holds httpcore's connection-pool lock: closing the stream takes the same lock, which is not re-entrant, and the
-    process hangs (``httpcore/_sync/connection_pool.py``, ``PoolByteStream.close``). Collected here, between two
-    requests, no lock is held."""
-    gc.collect()
+def close_abandoned_streams(error: BaseException) -> None:
+    """Close the HTTP response a LiteLLM stream that raised ``error`` left open. Its Bedrock route reads the event
+    stream through a generator over httpx's ``Response.iter_bytes``; when the stream ends in an exception event, the
+    response is never closed and stays reachable only from the exception's traceback, in a reference cycle. The
+    cyclic garbage collector would close it whenever it next runs, which can be inside the next request while that
+    request holds httpcore's connection-pool lock: closing the stream takes the same lock, which is not re-entrant,
+    and the process hangs (``httpcore/_sync/connection_pool.py``, ``PoolByteStream.close``). Closed here, between two
+    requests, no lock is held: every response a frame of the error's traceback (or of its causes') holds, directly
+    or as the generator reading it."""
+    import httpx  # noqa: PLC0415 - LiteLLM's own HTTP client
+
+    seen: set[int] = set()
+    chain: BaseException | None = error
+    while chain is not None and id(chain) not in seen:
+        seen.add(id(chain))
+        trace = chain.__traceback__
+        while trace is not None:
+            for value in list(trace.tb_frame.f_locals.values()):
+                frame = getattr(value, "gi_frame", None)
+                owner = frame.f_locals.get("self") if frame is not None else value
+                if isinstance(owner, httpx.Response) and not owner.is_closed:
+                    owner.close()
+            trace = trace.tb_next
+        chain = chain.__cause__ or chain.__context__
 
 
 def caller(provider: str) -> Any:
@@ -99,7 +113,6 @@ def caller(provider: str) -> Any:
         if provider == "bedrock-converse":
             params.update(aws_access_key_id="replay", aws_secret_access_key="replay", aws_region_name="us-east-1")
         seen: dict[str, Any] = {}
-        failed: ModelResponse | None = None
         try:
             if endpoint.stream:
                 chunks = []
@@ -111,11 +124,9 @@ def caller(provider: str) -> Any:
             else:
                 response = litellm.completion(**params)
         except openai.APIError as error:
-            failed = _from_error(error, classify_error, seen)
-        if failed is not None:
             if endpoint.stream:
-                close_abandoned_streams()
-            return failed
+                close_abandoned_streams(error)
+            return _from_error(error, classify_error, seen)
         if response is None:  # a stream that gave no chunk: stream_chunk_builder has nothing to build
             return RetryableError(raw="stream without a chunk", reason="interrupted")
         return _from_response(provider, response, endpoint)
