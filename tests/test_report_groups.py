@@ -180,3 +180,42 @@ def test_report_md_shows_every_field_a_brief_keeps() -> None:
     waived = md(passed=False, waived={"why": ["no refunds here"], "failures": ["outcome: loop, expected text"]})
     assert "⏸ calls → text" in waived and "no refunds here — waives outcome: loop, expected text" in waived
     assert "| openai-chat | 90 | 40 | null | 12 | null | 102 |" not in md(usage=None)
+
+
+def test_report_md_and_the_summary_of_a_report_in_groups_parse_no_row(
+        kept: tuple[Run, list[str], dict[str, str]], monkeypatch: pytest.MonkeyPatch) -> None:
+    """report.md walks the rows several times: from the briefs kept, never the rows read back and parsed."""
+    run, texts, files = kept
+    grouped = build_report_in_groups(texts, keys_of(texts), run.stacks, dict(files))
+    markdown, summary = render_markdown(grouped), render_summary(grouped)
+    monkeypatch.setattr(KeptRows, "__getitem__", lambda self, index: pytest.fail("a row parsed"))
+    assert render_markdown(grouped) == markdown and render_summary(grouped) == summary
+
+
+def test_report_json_lines_are_each_rows_sorted_spelling(kept: tuple[Run, list[str], dict[str, str]]) -> None:
+    """Each results line of report.json is its row with sorted keys, no spaces and text as it is (an independent
+    spelling of it, not the suite's own)."""
+    run, texts, files = kept
+    text = render_json(build_report_in_groups(texts, keys_of(texts), run.stacks, dict(files)))
+    lines = [line.strip().rstrip(",") for line in text.splitlines() if line.startswith("    {")]
+    assert len(lines) == len(texts)
+    for line in lines:
+        row = json.loads(line)
+        assert line == json.dumps(row, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    assert any(not line.isascii() for line in lines)  # the bundled fixtures' text ("→", "€") written as it is
+
+
+def test_kept_rows_equal_what_holds_the_same_rows_and_nothing_else() -> None:
+    rows = [{"case": "a", "n": 1}, {"case": "b", "n": 2}]
+    first, second, other = KeptRows(), KeptRows(), KeptRows()
+    for row in rows:
+        first.add({**row, **_brief_fields()})
+        second.add({**row, **_brief_fields()})
+        other.add({**row, **_brief_fields(), "n": 3})
+    assert first == second and first != other
+    assert first != iter(list(first)) and first != "ab" and first != 2 and first == list(first)
+
+
+def _brief_fields() -> dict[str, Any]:
+    return {"provider": "gemini", "mode": "body", "passed": True, "failures": [], "outcome": "text", "override": None,
+            "expected": {"outcome": "text"}, "turns": []}
