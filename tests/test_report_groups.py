@@ -219,3 +219,59 @@ def test_kept_rows_equal_what_holds_the_same_rows_and_nothing_else() -> None:
 def _brief_fields() -> dict[str, Any]:
     return {"provider": "gemini", "mode": "body", "passed": True, "failures": [], "outcome": "text", "override": None,
             "expected": {"outcome": "text"}, "turns": []}
+
+
+def test_the_groups_are_the_cases_and_the_report_says_what_each_piece_says(
+        kept: tuple[Run, list[str], dict[str, str]], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each array parsed is one whole case; the summary counts, the selection, the fixture digest, the shard record
+    and the findings a stack's team accepts (for every case, and for one case) come out as the rows say."""
+    import dataclasses
+
+    run, texts, files = kept
+    keys = keys_of(texts)
+    parsed_rows = [json.loads(text) for text in texts]
+    costs = [json.loads(text) for text in texts]
+    whole = build_report(costs, sorted({row["provider"] for row in costs}), run.stacks, dict(files))
+    cost = next(finding for finding in whole["findings"] if finding["field"].startswith("cost"))
+    other = next(finding for finding in whole["findings"] if finding["field"].startswith("cost")
+                 and finding["stack"] == cost["stack"] and finding["case"] != cost["case"])
+    stacks = [dataclasses.replace(stack, accepted={f"{cost['field']}@{cost['case']}": "priced by the gateway",
+                                                   "model": "the alias we ask for"})
+              if stack.row_id == cost["stack"] else stack for stack in run.stacks]
+    sizes: list[int] = []
+    loads = json.loads
+
+    def counted(text: str, **options: Any) -> Any:
+        value = loads(text, **options)
+        if text.startswith("[{"):
+            sizes.append(len(value))
+        return value
+
+    monkeypatch.setattr(build.json, "loads", counted)
+    shard = {"index": 1, "of": 2, "plan": "p"}
+    report = build_report_in_groups(texts, keys, stacks, dict(files), shard, {"mode": ["body"]})
+    monkeypatch.undo()
+    assert sorted(sizes) == sorted(sum(1 for key in keys if key[0] == case) for case in {key[0] for key in keys})
+    passed = sum(1 for row in parsed_rows if row["passed"])
+    assert report["summary"] == {"rows": len(texts), "passed": passed, "failed": len(texts) - passed - 1,
+                                 "cases": len({row["case"] for row in parsed_rows}), "waived": 1}
+    assert report["measured"]["selection"] == {"mode": ["body"]} and report["measured"]["fixtures"]
+    assert report["shard"] == {**shard, "fixture_files": dict(sorted(files.items()))}
+    by_key = {build.finding_key(finding): finding for finding in report["findings"]}
+    assert by_key[build.finding_key(cost)]["accepted"] == "priced by the gateway"
+    assert by_key[build.finding_key(other)]["accepted"] is None  # accepted for one case only
+    models = [finding for finding in report["findings"] if finding["stack"] == cost["stack"]
+              and finding["field"] == "model"]
+    assert models and all(finding["accepted"] == "the alias we ask for" for finding in models)
+    assert "shard" not in build_report_in_groups(texts, keys, run.stacks, None)
+    assert "fixtures" not in build_report_in_groups(texts, keys, run.stacks, None)["measured"]
+
+
+def test_a_repeated_key_names_the_row_and_the_fix(kept: tuple[Run, list[str], dict[str, str]]) -> None:
+    run, texts, files = kept
+    again = [*texts, texts[3]]
+    with pytest.raises(InputError) as raised:
+        build_report_in_groups(again, keys_of(again), run.stacks, dict(files))
+    row = json.loads(texts[3])
+    assert [(problem.file, problem.fix) for problem in raised.value.problems] == [
+        (f"{row['case']} × {row['provider']} × {row['mode']}", "give every case a unique id across the case folders")]
