@@ -273,5 +273,54 @@ def test_a_repeated_key_names_the_row_and_the_fix(kept: tuple[Run, list[str], di
     with pytest.raises(InputError) as raised:
         build_report_in_groups(again, keys_of(again), run.stacks, dict(files))
     row = json.loads(texts[3])
-    assert [(problem.file, problem.fix) for problem in raised.value.problems] == [
-        (f"{row['case']} × {row['provider']} × {row['mode']}", "give every case a unique id across the case folders")]
+    assert [(problem.file, problem.message, problem.fix) for problem in raised.value.problems] == [
+        (f"{row['case']} × {row['provider']} × {row['mode']}", "two results for one case × provider × mode",
+         "give every case a unique id across the case folders")]
+
+
+def test_a_case_of_one_row_is_a_group_of_its_own(kept: tuple[Run, list[str], dict[str, str]],
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    run, texts, files = kept
+    lone = min(json.loads(text)["case"] for text in texts)  # first in the report's order: a case follows it
+    few = [text for text in texts if json.loads(text)["case"] != lone]
+    few.append(next(text for text in texts if json.loads(text)["case"] == lone))
+    keys = keys_of(few)
+    sizes: list[int] = []
+    loads = json.loads
+    monkeypatch.setattr(build.json, "loads", lambda text, **options: (
+        sizes.append(len(value)) if text.startswith("[{") and isinstance(value := loads(text, **options), list)
+        else None, loads(text, **options))[1])
+    build_report_in_groups(few, keys, run.stacks, dict(files))
+    monkeypatch.undo()
+    assert sorted(sizes) == sorted(sum(1 for key in keys if key[0] == case) for case in {key[0] for key in keys})
+    assert 1 in sizes
+
+
+def test_a_cost_finding_accepted_for_every_case_is_accepted_in_each(
+        kept: tuple[Run, list[str], dict[str, str]]) -> None:
+    import dataclasses
+
+    run, texts, files = kept
+    whole = build_report([json.loads(text) for text in texts], [], run.stacks, dict(files))
+    cost = next(finding for finding in whole["findings"] if finding["field"].startswith("cost"))
+    stacks = [dataclasses.replace(stack, accepted={cost["field"]: "the gateway prices it so"})
+              if stack.row_id == cost["stack"] else stack for stack in run.stacks]
+    report = build_report_in_groups(texts, keys_of(texts), stacks, dict(files))
+    same = [finding for finding in report["findings"] if (finding["stack"], finding["field"]) == (
+        cost["stack"], cost["field"])]
+    assert same and all(finding["accepted"] == "the gateway prices it so" for finding in same)
+
+
+def test_a_row_text_refuses_what_json_cannot_hold() -> None:
+    with pytest.raises(ValueError, match="not JSON compliant"):
+        row_text({"cost": float("nan")})
+
+
+def test_a_brief_of_a_row_with_the_optional_parts_left_out() -> None:
+    """A raw value that is not text (a vendor's null), no correlation (an error row) and a waiver that names no
+    failure give a brief as their absence reads: not moved, nothing waived."""
+    row = _md_row(turns=[{"turn": 1, "kind": "fatal_error", "raw": None}], correlation=None, passed=False,
+                  waived={"why": ["no refunds here"]})
+    brief = brief_of(row)
+    assert brief.turns[0].raw is None and not brief.prefix_moved and brief.waived == (("no refunds here",), ())
+    assert not brief_of(_md_row(waived={"failures": ["f"]})).waived[0]  # type: ignore[index]
