@@ -83,8 +83,8 @@ def _embedded_chunks(data: dict[str, Any]) -> Iterator[str]:
         separator = ", "
         if key == "results" and isinstance(value, list | _Slimmed):
             yield "["
-            slim = isinstance(value, _Slimmed)
-            for index, row in enumerate(value.rows if isinstance(value, _Slimmed) else value):
+            rows, slim = (value.rows, True) if isinstance(value, _Slimmed) else (value, False)
+            for index, row in enumerate(rows):
                 yield (", " if index else "") + _dumped(_slim(row) if slim else row)
             yield "]"
         else:
