@@ -14,10 +14,13 @@ import functools
 import gc
 import json
 import os
+import sys
+import types
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+import _pytest.config
 import pytest
 
 from conformance.commands.options import BUNDLED_CASES
@@ -70,8 +73,9 @@ _ON_THE_WAY_KEY = pytest.StashKey[frozenset[Path]]()
 
 class _Thaw:
     """Gives the collector back what collection froze (``pytest_collection_finish``) as the session's very last
-    clean-up. pytest's own clean-up runs ``gc.collect()`` to surface unraisable exceptions; with the cases and items
-    still frozen, that pass skips them (about 3 s at 20,000 items, docs/performance.md)."""
+    clean-up (``_thaw``: not when the process ends with the session). pytest's own clean-up runs ``gc.collect()`` to
+    surface unraisable exceptions; with the cases and items still frozen, that pass skips them (about 3 s at 20,000
+    items, docs/performance.md)."""
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_configure(self, config: pytest.Config) -> None:
@@ -80,9 +84,28 @@ class _Thaw:
 
 
 def _thaw(config: pytest.Config) -> None:
+    """Gives the frozen objects back to the collector, unless pytest runs as the command line (``pytest``,
+    ``python -m pytest``): its process ends as soon as the session returns, and the interpreter's collection at
+    shutdown would walk every case, item and row kept only to free memory the process is about to give back (5 s of
+    a 20,066-item run, docs/performance.md). Python does not promise ``__del__`` for objects alive at exit
+    (the data model's ``object.__del__``); a host that runs ``pytest.main()`` gets its collector as it was."""
     if config.stash.get(_FROZEN_KEY, False):
         config.stash[_FROZEN_KEY] = False
-        gc.unfreeze()
+        if not _process_ends_with_session():
+            gc.unfreeze()
+
+
+def _process_ends_with_session() -> bool:
+    """True when pytest's command-line entry is on the stack (the ``pytest`` script and ``python -m pytest`` call
+    ``_pytest.config._console_main`` from pytest 9.1, ``console_main`` before): the process exits when it returns."""
+    entries = {getattr(_pytest.config, name).__code__ for name in ("console_main", "_console_main")
+               if callable(getattr(_pytest.config, name, None))}
+    frame: types.FrameType | None = sys._getframe()
+    while frame is not None:
+        if frame.f_code in entries:
+            return True
+        frame = frame.f_back
+    return False
 
 
 def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:

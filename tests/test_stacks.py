@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import ssl
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -235,6 +236,30 @@ def test_a_client_built_by_a_lambda_is_built_once_per_session() -> None:
     other = Endpoint(base_url="http://127.0.0.1:1/s/normal/openai-chat@team/stream", stream=True)
     client_for(other, lambda e: built.append(e.base_url) or object())
     assert built == [endpoint.base_url, "eu", "us", other.base_url]
+
+
+def test_a_client_kept_from_a_module_imported_again_is_built_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    # pytester's in-process runs remove what a session imported: the SDK imported again has new classes, and a
+    # client kept from before would fail the SDK's own checks (openai: "Could not find the generic base class").
+    import types
+
+    from conformance.stacks.stack import client_for
+
+    module = types.ModuleType("vendor_sdk_of_the_test")  # a module made on the spot, as an import makes one
+    module.Client = type("Client", (), {"__module__": module.__name__})  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    endpoint = Endpoint(base_url="http://127.0.0.1:1/s/normal/openai-chat@reload/body", stream=False)
+
+    def build(_: Endpoint) -> Any:
+        return sys.modules["vendor_sdk_of_the_test"].Client()
+
+    first = client_for(endpoint, build)
+    assert client_for(endpoint, build) is first  # kept while its module is the one loaded
+    again = types.ModuleType(module.__name__)
+    again.Client = type("Client", (), {"__module__": again.__name__})  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, module.__name__, again)
+    rebuilt = client_for(endpoint, build)
+    assert isinstance(rebuilt, again.Client) and client_for(endpoint, build) is rebuilt
 
 
 @pytest.mark.parametrize("in_process", [False, True], ids=["loopback", "in-process"])

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -162,9 +163,21 @@ def client_for(endpoint: Endpoint, build: Callable[[Endpoint], ClientT]) -> Clie
     the session's base URL and the seam (loopback or in process)."""
     key = (_builder_key(build), endpoint.base_url, endpoint.replay is not None, endpoint.retries)
     client = _CLIENTS.get(key)
-    if client is None:
+    if client is None or not _still_loaded(type(client)):
         client = _CLIENTS[key] = build(endpoint)
     return client
+
+
+def _still_loaded(cls: type) -> bool:
+    """Whether ``cls`` is still the class its module holds under its name: a host that runs pytest more than once in
+    one process (``pytester``'s in-process runs) removes the modules a session imported, and the SDK imported again
+    makes new classes, which a client kept from the session before is not an instance of."""
+    found: Any = sys.modules.get(cls.__module__)
+    if found is None or "<locals>" in cls.__qualname__:  # a class made inside a function: its module is all to check
+        return found is not None
+    for name in cls.__qualname__.split("."):
+        found = getattr(found, name, None)
+    return found is cls
 
 
 class _Same:

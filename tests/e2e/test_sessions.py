@@ -162,6 +162,19 @@ def test_a_host_process_that_runs_pytest_gets_its_gc_state_back(pytester: pytest
                                  "frozen after the session: 0"])
 
 
+def test_a_pytest_command_line_ends_with_the_run_still_frozen(pytester: pytest.Pytester) -> None:
+    # `pytest` and `python -m pytest` exit as soon as the session returns: the plugin leaves what it froze frozen,
+    # so the interpreter's collection at shutdown does not walk every case, item and row (docs/performance.md).
+    # An exit handler runs after the session, in the same process: it sees what the interpreter's shutdown sees.
+    _repository(pytester)
+    pytester.makeconftest("import atexit, gc\n"
+                          "atexit.register(lambda: print('frozen at exit:', gc.get_freeze_count() > 0))\n")
+    for command in ([sys.executable, "-m", "pytest"], [str(Path(sys.executable).with_name("pytest"))]):
+        result = pytester.run(*command, "-q", "-p", "no:cacheprovider", "--snapshot-update", timeout=300)
+        assert result.ret == 0, result.stdout.str()[-2000:]
+        result.stdout.fnmatch_lines(["*10 passed*", "frozen at exit: True"])
+
+
 def test_pdb_stops_inside_the_adapter(pytester: pytest.Pytester) -> None:
     _repository(pytester, ini='conformance_cases = ["cases"]\nconformance_snapshots = false')
     pytester.makepyfile(my_adapter=FAILING_ADAPTER)
