@@ -1,0 +1,64 @@
+"""Loading cases and building the report run with the garbage collector paused, and give it back as it was."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import conformance.session as session
+from conformance.errors import InputError
+from conformance.session import Run
+from tests.helpers import CASES
+
+
+@pytest.fixture
+def collecting() -> Iterator[None]:
+    was = gc.isenabled()
+    gc.enable()
+    yield
+    if not was:
+        gc.disable()
+
+
+def test_cases_load_with_the_collector_paused_and_get_it_back(collecting: None,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[bool] = []
+    load = session.load_cases
+
+    def watched(*arguments: Any, **options: Any) -> Any:
+        seen.append(gc.isenabled())
+        return load(*arguments, **options)
+
+    monkeypatch.setattr(session, "load_cases", watched)
+    cases = Run.configure().load([CASES])
+    assert cases and seen == [False] and gc.isenabled()
+    gc.disable()  # a host that had it off keeps it off
+    Run.configure().load([CASES])
+    assert not gc.isenabled()
+
+
+def test_a_load_that_fails_gives_the_collector_back(collecting: None, tmp_path: Path) -> None:
+    (tmp_path / "world.yaml").write_text("not: [a world\n")
+    with pytest.raises(InputError):
+        Run.configure().load([tmp_path])
+    assert gc.isenabled()
+
+
+def test_the_report_is_built_with_the_collector_paused(collecting: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    import conformance.report.build as build
+
+    seen: list[bool] = []
+    grouped = build.build_report_in_groups
+
+    def watched(*arguments: Any, **options: Any) -> Any:
+        seen.append(gc.isenabled())
+        return grouped(*arguments, **options)
+
+    monkeypatch.setattr(build, "build_report_in_groups", watched)
+    run = Run.configure()
+    run.report({}, {})
+    assert seen == [False] and gc.isenabled()
