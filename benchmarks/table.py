@@ -36,7 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.run import ENGINE_CODE, items_per_copy  # noqa: E402
+from benchmarks.run import ENGINE_CODE, child_environment, items_per_copy  # noqa: E402
 from tests.helpers import copied_cases  # noqa: E402
 
 BARE = "import pytest\n\n\n@pytest.mark.parametrize('item', range({n}))\ndef test_item(item):\n    assert item >= 0\n"
@@ -46,10 +46,7 @@ def measured(command: list[str], cwd: Path, tree: Path | None, ok: tuple[int, ..
     """Wall seconds, peak RSS in MiB and standard output of one process; ``tree`` first on its ``PYTHONPATH``; an
     exit code outside ``ok`` stops the benchmark. ``python -m`` and ``-c`` put ``cwd`` first on ``sys.path``: a
     command that runs a tree's own checkout runs in it."""
-    environment = dict(os.environ)
-    environment.pop("PYTHONDONTWRITEBYTECODE", None)  # bytecode written, as a team's CI and laptop do
-    if tree is not None:
-        environment["PYTHONPATH"] = os.pathsep.join(filter(None, [str(tree), os.environ.get("PYTHONPATH")]))
+    environment = child_environment(*([str(tree)] if tree is not None else []))
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
         process = subprocess.Popen(command, cwd=cwd, stdout=out, stderr=err, env=environment)
