@@ -24,16 +24,22 @@ def collecting() -> Iterator[None]:
         gc.disable()
 
 
-def test_cases_load_with_the_collector_paused_and_get_it_back(collecting: None,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def _collector_seen_by(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[bool]:
+    """Whether the collector was on at each call of ``module.name`` from now on (the function still runs)."""
     seen: list[bool] = []
-    load = session.load_cases
+    original = getattr(module, name)
 
     def watched(*arguments: Any, **options: Any) -> Any:
         seen.append(gc.isenabled())
-        return load(*arguments, **options)
+        return original(*arguments, **options)
 
-    monkeypatch.setattr(session, "load_cases", watched)
+    monkeypatch.setattr(module, name, watched)
+    return seen
+
+
+def test_cases_load_with_the_collector_paused_and_get_it_back(collecting: None,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    seen = _collector_seen_by(monkeypatch, session, "load_cases")
     cases = Run.configure().load([CASES])
     assert cases and seen == [False] and gc.isenabled()
     gc.disable()  # a host that had it off keeps it off
@@ -51,14 +57,7 @@ def test_a_load_that_fails_gives_the_collector_back(collecting: None, tmp_path: 
 def test_the_report_is_built_with_the_collector_paused(collecting: None, monkeypatch: pytest.MonkeyPatch) -> None:
     import conformance.report.build as build
 
-    seen: list[bool] = []
-    grouped = build.build_report_in_groups
-
-    def watched(*arguments: Any, **options: Any) -> Any:
-        seen.append(gc.isenabled())
-        return grouped(*arguments, **options)
-
-    monkeypatch.setattr(build, "build_report_in_groups", watched)
+    seen = _collector_seen_by(monkeypatch, build, "build_report_in_groups")
     run = Run.configure()
     run.report({}, {})
     assert seen == [False] and gc.isenabled()
