@@ -46,6 +46,7 @@ from conformance.report.syrupy_store import (
     SyrupyNode,
     cache_selection_check,
     check,
+    steady_files,
 )
 from conformance.session import Run, stopped_early_message
 from conformance.stacks.stack import Stack
@@ -278,6 +279,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     """Leave the host process as it was found (the collector's frozen objects: ``_Thaw``, after pytest's clean-up)."""
     if config.stash.get(_ALLOWED_KEY, False):
         os.environ.pop(ALLOW_ENV, None)
+    if _roots(config):
+        steady_files(False)
 
 
 def _roots(config: pytest.Config) -> list[Path]:
@@ -292,6 +295,17 @@ def _root_of(path: Path, config: pytest.Config) -> Path | None:
     return next((root for root in _roots(config) if _within(path.resolve(), root)), None)
 
 
+def _under_a_root(path: Path, roots: list[Path]) -> bool:
+    """``_root_of`` is not None, for a folder of pytest's walk: the walk's absolute path read as text first (a
+    resolve per folder is a system call per part of the path, thousands of them in a large task set), resolved when
+    the text does not say."""
+    text = str(path)
+    if any(text == str(root) or text.startswith(f"{root}{os.sep}") for root in roots):
+        return True
+    resolved = path.resolve()
+    return any(_within(resolved, root) for root in roots)
+
+
 @pytest.hookimpl(tryfirst=True)  # before pytest's own norecursedirs check
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
     """Fixture folders beside a case file and the snapshot folder hold data, not tests: do not walk them. The
@@ -299,14 +313,17 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     reached through folders pytest does not walk into (``norecursedirs``, and pytest collects a path inside another
     argument through that argument): the folders on the way there are walked, and nothing else beside them."""
     on_the_way = config.stash.get(_ON_THE_WAY_KEY, frozenset())
-    if on_the_way and collection_path.is_dir():
+    roots = _roots(config)
+    if not (on_the_way or roots) or not collection_path.is_dir():
+        return None
+    if on_the_way:
         resolved = collection_path.resolve()
         if resolved in on_the_way:
             return False
         if resolved.parent in on_the_way and resolved.parent != config.rootpath.resolve() and not any(
                 _within(resolved, root) for root in config.stash[_SNAPSHOT_ROOTS_KEY]):
             return True
-    if not _roots(config) or not collection_path.is_dir() or _root_of(collection_path, config) is None:
+    if not roots or not _under_a_root(collection_path, roots):
         return None
     if collection_path.name == SNAPSHOT_FOLDER or (collection_path.parent / CASE_FILE).is_file():
         return True
@@ -316,7 +333,12 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 @pytest.hookimpl(trylast=True)  # after syrupy's own sessionstart made its session (config._syrupy)
 def pytest_sessionstart(session: pytest.Session) -> None:
     """Case items join syrupy's session as their ``SyrupyNode`` (syrupy keeps ``pytest.Function`` items only), where
-    syrupy records its own: collected (before ``-k``/``-m``) and selected (after)."""
+    syrupy records its own: collected (before ``-k``/``-m``) and selected (after). A session that writes no snapshot
+    reads each snapshot file once (``steady_files``)."""
+    if _roots(session.config):
+        option = session.config.option
+        steady_files(not (getattr(option, "update_snapshots", False) or
+                          getattr(option, "update_new_snapshots_only", False)))
     syrupy = getattr(session.config, "_syrupy", None)
     if syrupy is None or not _roots(session.config):
         return

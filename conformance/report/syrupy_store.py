@@ -98,6 +98,22 @@ _MODES: dict[str, tuple[tuple[int, int], tuple[str, ...]]] = {}
 for every file (a few names each), so the discovery at the session's end reads no file again."""
 
 
+class _Steady:
+    """Whether the snapshot files stay as they are until the session's end (``steady_files``): a session that does not
+    update snapshots writes none and deletes none, so a file read once is not looked at again (one ``stat`` per
+    check less). A file another program changes during such a session is read as it was at first."""
+
+    on = False
+
+
+def steady_files(on: bool) -> None:
+    """From now on the files are steady (``on``: a session that writes no snapshot starts), or no longer (it ended,
+    or it updates them). Either way what was read before is forgotten: another session may have changed it."""
+    _PARSED.clear()
+    _MODES.clear()
+    _Steady.on = on
+
+
 def _stamp(path: str) -> tuple[int, int] | None:
     try:
         status = os.stat(path)
@@ -108,10 +124,15 @@ def _stamp(path: str) -> tuple[int, int] | None:
     return status.st_mtime_ns, status.st_size
 
 
-def _parsed(key: str) -> tuple[tuple[int, int], dict[str, Any], dict[str, str | None]] | None:
-    """The cache entry of one snapshot file, read again when its (mtime, size) moved: its stamp, its entries by mode
-    (never changed in place) and the canonical texts of the modes asked for so far; None without a file; ValueError
-    when the file is not a snapshot."""
+def _parsed(key: str, steady: bool = True) -> tuple[tuple[int, int], dict[str, Any], dict[str, str | None]] | None:
+    """The cache entry of one snapshot file, read again when its (mtime, size) moved (unless the files are steady,
+    ``steady_files``, and ``steady`` allows it): its stamp, its entries by mode (never changed in place) and the
+    canonical texts of the modes asked for so far; None without a file; ValueError when the file is not a snapshot."""
+    if steady and _Steady.on:
+        kept = _PARSED.get(key)
+        if kept is not None:
+            _PARSED.move_to_end(key)
+            return kept
     stamp = _stamp(key)
     if stamp is None:
         return None
@@ -135,8 +156,8 @@ def _parsed(key: str) -> tuple[tuple[int, int], dict[str, Any], dict[str, str | 
 
 def _load(path: Path | str) -> dict[str, Any] | None:
     """The stored entries by mode (a copy: callers may change it); None without a file; ValueError when the file is
-    not a snapshot."""
-    cached = _parsed(str(path))
+    not a snapshot. Always as the file is now: what is written is merged with it."""
+    cached = _parsed(str(path), steady=False)
     return None if cached is None else dict(cached[1])
 
 
@@ -158,6 +179,8 @@ def _stored_text(path: str, mode: str) -> str | None:
 
 def _modes(path: str) -> tuple[str, ...]:
     """The modes a snapshot file holds (``()`` without a file); ValueError when the file is not a snapshot."""
+    if _Steady.on and path in _MODES:
+        return _MODES[path][1]
     stamp = _stamp(path)
     if stamp is None:
         return ()
@@ -334,11 +357,17 @@ class SyrupyNode:
     def __init__(self, item: Any) -> None:
         self.nodeid = item.nodeid
         self.name = item.name
-        self.path = item.root / SNAPSHOT_FOLDER / item.case.id / f"{item.case.id}{VIRTUAL_SUFFIX}"
-        self.filepath = str(self.path.absolute())  # as syrupy's ``PyTestLocation.filepath`` spells it
-        self.obj = _Obj(__name__, item.case.id)
+        self.path, self.filepath, self.obj = _face(str(item.root), item.case.id)
         self.stash = item.stash
         self.config = item.config
+
+
+@functools.lru_cache(maxsize=4096)
+def _face(root: str, case: str) -> tuple[Path, str, _Obj]:
+    """The path, its text as syrupy's ``PyTestLocation.filepath`` spells it, and the function face shared by a case's
+    items (a case has an item per lane and mode: made once, not once per item)."""
+    path = Path(root, SNAPSHOT_FOLDER, case, f"{case}{VIRTUAL_SUFFIX}")
+    return path, str(path.absolute()), _Obj(__name__, case)
 
 
 class SelectionCachedReport(SnapshotReport):
