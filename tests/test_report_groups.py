@@ -324,3 +324,17 @@ def test_a_brief_of_a_row_with_the_optional_parts_left_out() -> None:
     brief = brief_of(row)
     assert brief.turns[0].raw is None and not brief.prefix_moved and brief.waived == (("no refunds here",), ())
     assert not brief_of(_md_row(waived={"failures": ["f"]})).waived[0]  # type: ignore[index]
+
+
+def test_kept_rows_give_each_rows_page_text_as_it_was_written_and_make_any_other_from_the_row(
+        kept: tuple[Run, list[str], dict[str, str]]) -> None:
+    rows = [json.loads(text) for text in kept[1][:2]]
+    pages = KeptRows(page=lambda row: f"page of {row['case']} {row['provider']} {len(row['turns'])}")
+    for row in rows:
+        pages.add(row)
+    assert list(pages.pages(pages._page)) == [  # type: ignore[arg-type]
+        f"page of {row['case']} {row['provider']} {len(row['turns'])}" for row in rows]
+    assert list(pages.pages(lambda row: row["case"].upper())) == [row["case"].upper() for row in rows]
+    plain = KeptRows()
+    plain.add(rows[0])
+    assert list(plain.pages(row_text)) == [row_text(rows[0])]

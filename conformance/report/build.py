@@ -18,7 +18,7 @@ from conformance.report import files as reportfiles
 from conformance.report.brief import Brief, briefs_of
 from conformance.report.cost import CostHook, Prices, load_prices, price_rows
 from conformance.report.findings import find_all
-from conformance.report.html import render_html, render_html_chunks
+from conformance.report.html import page_row, render_html, render_html_chunks
 from conformance.report.kept import KeptRows, row_text
 from conformance.report.markdown import escape_cell
 
@@ -76,7 +76,7 @@ def build_report_in_groups(texts: Sequence[str], keys: Sequence[tuple[str, str, 
     refuse_repeated([keys[index] for index in order])
     accepted = {stack.row_id: stack.accepted for stack in stacks}
     prices = prices or load_prices()
-    kept = KeptRows()
+    kept = KeptRows(page=page_row)  # the page's text of each row made while the row is parsed already
     found: list[dict[str, Any]] = []
     costs: list[dict[str, Any]] = []
     differs: list[list[str]] = []

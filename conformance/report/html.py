@@ -60,6 +60,11 @@ def _page_data(report: dict[str, Any], lazy: bool = False) -> dict[str, Any]:
     return data
 
 
+def page_row(row: dict[str, Any]) -> str:
+    """One row as the page's data holds it: slim (``_slim``), escaped (``_dumped``)."""
+    return _dumped(_slim(row))
+
+
 def _dumped(value: Any) -> str:
     text = json.dumps(value, ensure_ascii=False, sort_keys=True, allow_nan=False)
     # Inside <script>, "</script>" or "<!--" would end or confuse the element: escape every "<" (and the
@@ -83,9 +88,12 @@ def _embedded_chunks(data: dict[str, Any]) -> Iterator[str]:
         separator = ", "
         if key == "results" and isinstance(value, list | _Slimmed):
             yield "["
-            rows, slim = (value.rows, True) if isinstance(value, _Slimmed) else (value, False)
-            for index, row in enumerate(rows):
-                yield (", " if index else "") + _dumped(_slim(row) if slim else row)
+            rows = value.rows if isinstance(value, _Slimmed) else value
+            pages = getattr(rows, "pages", None)
+            texts: Iterable[str] = (map(_dumped, rows) if not isinstance(value, _Slimmed) else
+                                    pages(page_row) if callable(pages) else map(page_row, rows))
+            for index, text in enumerate(texts):
+                yield (", " if index else "") + text
             yield "]"
         else:
             yield _dumped(value)
