@@ -12,6 +12,8 @@ from functools import cache
 from importlib.resources import files
 from typing import Any
 
+from conformance.report.kept import KeptRows
+
 # Fields of a row the page needs; the rest of report.json stays out of the page to keep it small.
 DATA_MARK = "/*DATA*/"
 """Where the page template takes its data."""
@@ -88,10 +90,13 @@ def _embedded_chunks(data: dict[str, Any]) -> Iterator[str]:
         separator = ", "
         if key == "results" and isinstance(value, list | _Slimmed):
             yield "["
-            rows = value.rows if isinstance(value, _Slimmed) else value
-            pages = getattr(rows, "pages", None)
-            texts: Iterable[str] = (map(_dumped, rows) if not isinstance(value, _Slimmed) else
-                                    pages(page_row) if callable(pages) else map(page_row, rows))
+            texts: Iterable[str]
+            if not isinstance(value, _Slimmed):
+                texts = map(_dumped, value)
+            elif isinstance(value.rows, KeptRows):  # the page's text of each row, made as the row was kept
+                texts = value.rows.pages(page_row)
+            else:
+                texts = map(page_row, value.rows)
             for index, text in enumerate(texts):
                 yield (", " if index else "") + text
             yield "]"
